@@ -1,0 +1,33 @@
+// What compute devices this process can use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gf {
+
+enum class Device { kCpu, kCuda };
+
+std::string_view device_name(Device d);
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessors = 0;
+  int64_t memory_bytes = 0;
+};
+
+struct CudaProbe {
+  std::vector<CudaDeviceInfo> devices;
+  std::string reason;  // why there are none: "no CUDA device", "built without CUDA", a driver error
+};
+
+// Never throws and never aborts: a machine without a GPU or driver gets an empty list and a
+// reason.
+CudaProbe probe_cuda();
+
+}  // namespace gf

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the demo (on the GPU when there is one, else the CPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+exec build/bin/graphfuse demo "$@"
