@@ -17,6 +17,15 @@ const KernelTable& kernel_table() {
   return table;
 }
 
+void kernel_fail(const KernelArgs& args, const std::string& msg, ErrorCode code) {
+  std::string s = "node '" + args.node.name + "' (" + std::string(op_name(args.node.op)) +
+                  ") with inputs [";
+  for (size_t i = 0; i < args.inputs.size(); ++i) {
+    s += (i ? ", " : "") + (args.inputs[i].defined() ? args.inputs[i].type_string() : "<none>");
+  }
+  throw Error(code, s + "]: " + msg);
+}
+
 std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs) {
   std::vector<TensorType> in_types(inputs.size());
   std::vector<const TensorType*> type_ptrs(inputs.size(), nullptr);

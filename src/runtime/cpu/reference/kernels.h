@@ -4,6 +4,7 @@
 
 #include <array>
 #include <span>
+#include <string>
 
 #include "graphfuse/graph.h"
 
@@ -16,6 +17,11 @@ struct KernelArgs {
   const Attributes& attrs() const { return node.attrs; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i].defined(); }
 };
+
+// A data-dependent failure inside a kernel (an index out of range, say), with the node's name,
+// op and input types in the message.
+[[noreturn]] void kernel_fail(const KernelArgs& args, const std::string& msg,
+                              ErrorCode code = ErrorCode::kInvalidArgument);
 
 using Kernel = void (*)(const KernelArgs&);
 using KernelTable = std::array<Kernel, kNumOps>;
