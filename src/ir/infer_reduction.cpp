@@ -16,9 +16,9 @@ constexpr std::initializer_list<DType> kFloatTypes = {DType::kF32, DType::kF16, 
 constexpr std::initializer_list<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                         DType::kF64, DType::kI64, DType::kI32};
 // ReduceMax/ReduceMin (opset 20) also take 8-bit integers and bool.
-constexpr std::initializer_list<DType> kOrderedTypes = {
-    DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
-    DType::kI32, DType::kI8,  DType::kU8,   DType::kBool};
+constexpr std::initializer_list<DType> kOrderedTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                        DType::kF64, DType::kI64, DType::kI32,
+                                                        DType::kI8,  DType::kU8,  DType::kBool};
 // ArgMax/ArgMin: every numeric type, no bool.
 constexpr std::initializer_list<DType> kArgTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                     DType::kF64, DType::kI64, DType::kI32,
@@ -62,14 +62,15 @@ Shape reduce_shape_unknown_axes(const InferContext& ctx, bool keepdims) {
   }
   const Dim& n = ctx.shape(1)[0];
   if (!n.is_static()) {
-    ctx.fail("with keepdims=0 the axes input must be a constant or have a static length, "
-                 "otherwise the output rank is unknown",
-             ErrorCode::kUnsupported);
+    ctx.fail(
+        "with keepdims=0 the axes input must be a constant or have a static length, "
+        "otherwise the output rank is unknown",
+        ErrorCode::kUnsupported);
   }
   if (n.value() > static_cast<int64_t>(in.rank())) {
-    ctx.fail("axes has " + std::to_string(n.value()) + " entries for rank " +
-                 std::to_string(in.rank()),
-             ErrorCode::kInvalidGraph);
+    ctx.fail(
+        "axes has " + std::to_string(n.value()) + " entries for rank " + std::to_string(in.rank()),
+        ErrorCode::kInvalidGraph);
   }
   return Shape::unknown_of_rank(in.rank() - static_cast<size_t>(n.value()));
 }
@@ -77,14 +78,19 @@ Shape reduce_shape_unknown_axes(const InferContext& ctx, bool keepdims) {
 std::vector<TensorType> infer_reduce(InferContext& ctx) {
   switch (ctx.node().op) {
     case Op::kReduceMax:
-    case Op::kReduceMin: ctx.expect_dtype(0, kOrderedTypes); break;
+    case Op::kReduceMin:
+      ctx.expect_dtype(0, kOrderedTypes);
+      break;
     case Op::kReduceLogSum:
-    case Op::kReduceLogSumExp: ctx.expect_dtype(0, kFloatTypes); break;
-    default: ctx.expect_dtype(0, kNumericTypes); break;
+    case Op::kReduceLogSumExp:
+      ctx.expect_dtype(0, kFloatTypes);
+      break;
+    default:
+      ctx.expect_dtype(0, kNumericTypes);
+      break;
   }
   if (ctx.attrs().has("axes")) {
-    ctx.fail("'axes' is an input (ONNX opset 18 form), not an attribute",
-             ErrorCode::kInvalidGraph);
+    ctx.fail("'axes' is an input (ONNX opset 18 form), not an attribute", ErrorCode::kInvalidGraph);
   }
   const bool keepdims = flag_attr(ctx, "keepdims", true);
   const bool noop = flag_attr(ctx, "noop_with_empty_axes", false);

@@ -26,7 +26,9 @@ Tensor reduce(Op op, const Tensor& x, std::optional<std::vector<int64_t>> axes,
   return run_op1(op, inputs, std::move(attrs));
 }
 
-Tensor sample() { return f32({2, 3}, {1.5f, -2, 3, 0.5f, 4, -1}); }
+Tensor sample() {
+  return f32({2, 3}, {1.5f, -2, 3, 0.5f, 4, -1});
+}
 
 struct ReduceCase {
   Op op;
@@ -56,8 +58,8 @@ TEST(ReduceOps, EveryOpAlongEachAxisAndAll) {
   for (const ReduceCase& c : cases) {
     SCOPED_TRACE(std::string(op_name(c.op)));
     expect_values(reduce(c.op, sample(), std::vector<int64_t>{1}), {2, 1}, c.along_1);
-    expect_values(reduce(c.op, sample(), std::vector<int64_t>{-1}, {{"keepdims", int64_t{0}}}),
-                  {2}, c.along_1);
+    expect_values(reduce(c.op, sample(), std::vector<int64_t>{-1}, {{"keepdims", int64_t{0}}}), {2},
+                  c.along_1);
     expect_values(reduce(c.op, sample(), std::vector<int64_t>{-2}), {1, 3}, c.along_0);
     expect_values(reduce(c.op, sample(), std::nullopt), {1, 1}, c.along_all);
     expect_values(reduce(c.op, sample(), std::vector<int64_t>{}, {{"keepdims", int64_t{0}}}), {},
@@ -102,9 +104,9 @@ TEST(ReduceOps, NoopWithEmptyAxesKeepsTheElementwiseSteps) {
 TEST(ReduceOps, EmptyReductionGivesTheIdentity) {
   const Tensor x(DType::kF32, {2, 0});
   const std::vector<std::pair<Op, double>> cases = {
-      {Op::kReduceSum, 0},         {Op::kReduceProd, 1},       {Op::kReduceMax, -kInf},
-      {Op::kReduceMin, kInf},      {Op::kReduceMean, kNaN},    {Op::kReduceL1, 0},
-      {Op::kReduceL2, 0},          {Op::kReduceSumSquare, 0},  {Op::kReduceLogSum, -kInf},
+      {Op::kReduceSum, 0},          {Op::kReduceProd, 1},      {Op::kReduceMax, -kInf},
+      {Op::kReduceMin, kInf},       {Op::kReduceMean, kNaN},   {Op::kReduceL1, 0},
+      {Op::kReduceL2, 0},           {Op::kReduceSumSquare, 0}, {Op::kReduceLogSum, -kInf},
       {Op::kReduceLogSumExp, -kInf}};
   for (const auto& [op, identity] : cases) {
     SCOPED_TRACE(std::string(op_name(op)));
@@ -145,8 +147,7 @@ TEST(ReduceOps, LogSumExpIsStableAndHandlesInfinities) {
   expect_values(reduce(Op::kReduceLogSumExp, f32({2}, {-1000, -1000}), std::nullopt), {1},
                 {-999.3068528194401});
   const Tensor x = f32({3, 2}, {-INFINITY, -INFINITY, INFINITY, 1, -INFINITY, 2});
-  expect_values(reduce(Op::kReduceLogSumExp, x, std::vector<int64_t>{1}), {3, 1},
-                {-kInf, kInf, 2});
+  expect_values(reduce(Op::kReduceLogSumExp, x, std::vector<int64_t>{1}), {3, 1}, {-kInf, kInf, 2});
   expect_values(reduce(Op::kReduceLogSumExp, f32({2}, {NAN, INFINITY}), std::nullopt), {1}, {kNaN});
 }
 
@@ -216,8 +217,11 @@ TEST(ReduceOps, IntegerSumsWrapAroundLikeNumpy) {
 }
 
 TEST(ReduceErrors, IntegerMeanOfNothingIsAnError) {
-  expect_error([] { reduce(Op::kReduceMean, Tensor(DType::kI64, {2, 0}), std::vector<int64_t>{1}); },
-               ErrorCode::kInvalidArgument, {"ReduceMean_under_test", "ReduceMean", "i64[2,0]"});
+  expect_error(
+      [] {
+        reduce(Op::kReduceMean, Tensor(DType::kI64, {2, 0}), std::vector<int64_t>{1});
+      },
+      ErrorCode::kInvalidArgument, {"ReduceMean_under_test", "ReduceMean", "i64[2,0]"});
 }
 
 TEST(ReduceErrors, BadAxes) {
@@ -227,32 +231,54 @@ TEST(ReduceErrors, BadAxes) {
                {"ReduceSum_under_test", "(ReduceSum)", "f32[2,3]", "axis 2", "rank 2"});
   expect_error([&] { reduce(Op::kReduceMax, x, std::vector<int64_t>{-3}); },
                ErrorCode::kInvalidGraph, {"ReduceMax", "f32[2,3]", "-3"});
-  expect_error([&] { reduce(Op::kReduceMean, x, std::vector<int64_t>{1, -1}); },
-               ErrorCode::kInvalidGraph, {"ReduceMean", "f32[2,3]", "[1,-1]", "twice"});
+  expect_error(
+      [&] {
+        reduce(Op::kReduceMean, x, std::vector<int64_t>{1, -1});
+      },
+      ErrorCode::kInvalidGraph, {"ReduceMean", "f32[2,3]", "[1,-1]", "twice"});
   expect_error([&] { reduce(Op::kReduceSum, Tensor::scalar<float>(1), std::vector<int64_t>{0}); },
                ErrorCode::kInvalidGraph, {"ReduceSum", "f32[]", "rank 0"});
   // axes must be a 1-D i64 tensor.
   expect_error(
-      [&] { run_op1(Op::kReduceSum, {x, Tensor::from_vector<int32_t>({1}, {1})}); },
+      [&] {
+        run_op1(Op::kReduceSum, {x, Tensor::from_vector<int32_t>({1}, {1})});
+      },
       ErrorCode::kShapeMismatch, {"ReduceSum", "f32[2,3]", "i32[1]", "i64"});
-  expect_error([&] { run_op1(Op::kReduceSum, {x, i64({}, {1})}); }, ErrorCode::kShapeMismatch,
-               {"ReduceSum", "i64[]", "rank 1"});
+  expect_error(
+      [&] {
+        run_op1(Op::kReduceSum, {x, i64({}, {1})});
+      },
+      ErrorCode::kShapeMismatch, {"ReduceSum", "i64[]", "rank 1"});
   // Older opsets' attribute form is not silently ignored.
-  expect_error([&] { reduce(Op::kReduceSum, x, std::nullopt, {{"axes", std::vector<int64_t>{1}}}); },
-               ErrorCode::kInvalidGraph, {"ReduceSum", "'axes'", "input"});
+  expect_error(
+      [&] {
+        reduce(Op::kReduceSum, x, std::nullopt, {{"axes", std::vector<int64_t>{1}}});
+      },
+      ErrorCode::kInvalidGraph, {"ReduceSum", "'axes'", "input"});
 }
 
 TEST(ReduceErrors, BadAttributesAndDtypes) {
   const Tensor x = sample();
-  expect_error([&] { reduce(Op::kReduceSum, x, std::nullopt, {{"keepdims", int64_t{2}}}); },
-               ErrorCode::kInvalidGraph, {"ReduceSum", "f32[2,3]", "keepdims", "0 or 1"});
   expect_error(
-      [&] { reduce(Op::kReduceSum, x, std::nullopt, {{"noop_with_empty_axes", std::string("yes")}}); },
+      [&] {
+        reduce(Op::kReduceSum, x, std::nullopt, {{"keepdims", int64_t{2}}});
+      },
+      ErrorCode::kInvalidGraph, {"ReduceSum", "f32[2,3]", "keepdims", "0 or 1"});
+  expect_error(
+      [&] {
+        reduce(Op::kReduceSum, x, std::nullopt, {{"noop_with_empty_axes", std::string("yes")}});
+      },
       ErrorCode::kInvalidGraph, {"ReduceSum_under_test", "noop_with_empty_axes"});
-  expect_error([] { reduce(Op::kReduceLogSum, i64({2}, {1, 2}), std::nullopt); },
-               ErrorCode::kShapeMismatch, {"ReduceLogSum", "i64[2]", "f32"});
-  expect_error([] { reduce(Op::kReduceLogSumExp, i64({2}, {1, 2}), std::nullopt); },
-               ErrorCode::kShapeMismatch, {"ReduceLogSumExp", "i64[2]"});
+  expect_error(
+      [] {
+        reduce(Op::kReduceLogSum, i64({2}, {1, 2}), std::nullopt);
+      },
+      ErrorCode::kShapeMismatch, {"ReduceLogSum", "i64[2]", "f32"});
+  expect_error(
+      [] {
+        reduce(Op::kReduceLogSumExp, i64({2}, {1, 2}), std::nullopt);
+      },
+      ErrorCode::kShapeMismatch, {"ReduceLogSumExp", "i64[2]"});
   expect_error([] { reduce(Op::kReduceSum, Tensor(DType::kBool, {2}), std::nullopt); },
                ErrorCode::kShapeMismatch, {"ReduceSum", "bool[2]"});
   expect_error([] { reduce(Op::kReduceProd, Tensor(DType::kU8, {2}), std::nullopt); },
@@ -286,11 +312,16 @@ TEST(ReduceShapes, AxesKnownOnlyAtRunTime) {
             "f32[?]");
   const ValueId any_axes = b.input("any_axes", DType::kI64, Shape{Dim(std::string("n"))});
   expect_error(
-      [&] { b.op1(Op::kReduceSum, {x, any_axes}, {{"keepdims", int64_t{0}}}, "rank_unknown"); },
+      [&] {
+        b.op1(Op::kReduceSum, {x, any_axes}, {{"keepdims", int64_t{0}}}, "rank_unknown");
+      },
       ErrorCode::kUnsupported, {"rank_unknown", "ReduceSum", "f32[batch,1,8]", "i64[n]"});
   const ValueId too_many = b.input("too_many", DType::kI64, Shape{4});
-  expect_error([&] { b.op1(Op::kReduceSum, {x, too_many}, {{"keepdims", int64_t{0}}}); },
-               ErrorCode::kInvalidGraph, {"ReduceSum", "i64[4]", "rank 3"});
+  expect_error(
+      [&] {
+        b.op1(Op::kReduceSum, {x, too_many}, {{"keepdims", int64_t{0}}});
+      },
+      ErrorCode::kInvalidGraph, {"ReduceSum", "i64[4]", "rank 3"});
 
   // The graph runs once the axes arrive.
   GraphBuilder g;

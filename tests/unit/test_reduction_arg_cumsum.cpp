@@ -15,7 +15,9 @@ using testing::i64;
 using testing::run_op1;
 using testing::to_dtype;
 
-Tensor ties() { return f32({2, 3}, {3, 1, 3, 2, 5, 5}); }
+Tensor ties() {
+  return f32({2, 3}, {3, 1, 3, 2, 5, 5});
+}
 
 TEST(ArgReduce, AlongEachAxisWithAndWithoutKeepdims) {
   Tensor y = run_op1(Op::kArgMax, {ties()}, {{"axis", int64_t{1}}});
@@ -39,8 +41,8 @@ TEST(ArgReduce, SelectLastIndexPicksTheLastTie) {
 TEST(ArgReduce, MiddleAxisOfRank3) {
   // [2,3,2]: per (i, k), the j of the extreme.
   const Tensor x = f32({2, 3, 2}, {0, 9, 5, 1, 2, 3, 7, 7, 8, 6, 9, 5});
-  expect_values(run_op1(Op::kArgMax, {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}),
-                {2, 2}, {1, 0, 2, 0});
+  expect_values(run_op1(Op::kArgMax, {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}), {2, 2},
+                {1, 0, 2, 0});
   expect_values(run_op1(Op::kArgMin, {x}, {{"axis", int64_t{1}}}), {2, 1, 2}, {0, 1, 0, 2});
 }
 
@@ -75,32 +77,44 @@ TEST(ArgReduce, DtypeSweep) {
 }
 
 TEST(ArgReduce, EmptyOtherDimsGiveEmptyOutput) {
-  expect_values(run_op1(Op::kArgMax, {Tensor(DType::kF32, {0, 3})}, {{"axis", int64_t{1}}}),
-                {0, 1}, {});
+  expect_values(run_op1(Op::kArgMax, {Tensor(DType::kF32, {0, 3})}, {{"axis", int64_t{1}}}), {0, 1},
+                {});
 }
 
 TEST(ArgReduce, Errors) {
-  expect_error([] { run_op1(Op::kArgMax, {ties()}, {{"axis", int64_t{2}}}); },
-               ErrorCode::kInvalidGraph, {"ArgMax_under_test", "(ArgMax)", "f32[2,3]", "axis 2"});
-  expect_error([] { run_op1(Op::kArgMin, {Tensor(DType::kF32, {2, 0})}, {{"axis", int64_t{1}}}); },
-               ErrorCode::kShapeMismatch, {"ArgMin", "f32[2,0]", "empty"});
-  expect_error([] { run_op1(Op::kArgMax, {Tensor(DType::kBool, {2})}); },
-               ErrorCode::kShapeMismatch, {"ArgMax", "bool[2]"});
+  expect_error(
+      [] {
+        run_op1(Op::kArgMax, {ties()}, {{"axis", int64_t{2}}});
+      },
+      ErrorCode::kInvalidGraph, {"ArgMax_under_test", "(ArgMax)", "f32[2,3]", "axis 2"});
+  expect_error(
+      [] {
+        run_op1(Op::kArgMin, {Tensor(DType::kF32, {2, 0})}, {{"axis", int64_t{1}}});
+      },
+      ErrorCode::kShapeMismatch, {"ArgMin", "f32[2,0]", "empty"});
+  expect_error([] { run_op1(Op::kArgMax, {Tensor(DType::kBool, {2})}); }, ErrorCode::kShapeMismatch,
+               {"ArgMax", "bool[2]"});
   expect_error([] { run_op1(Op::kArgMax, {Tensor::scalar<float>(1)}); }, ErrorCode::kShapeMismatch,
                {"ArgMax", "f32[]", "rank >= 1"});
-  expect_error([] { run_op1(Op::kArgMax, {ties()}, {{"select_last_index", int64_t{-1}}}); },
-               ErrorCode::kInvalidGraph, {"ArgMax", "f32[2,3]", "select_last_index"});
-  expect_error([] { run_op1(Op::kArgMax, {ties()}, {{"axis", 1.5f}}); }, ErrorCode::kInvalidGraph,
-               {"ArgMax_under_test", "'axis'"});
+  expect_error(
+      [] {
+        run_op1(Op::kArgMax, {ties()}, {{"select_last_index", int64_t{-1}}});
+      },
+      ErrorCode::kInvalidGraph, {"ArgMax", "f32[2,3]", "select_last_index"});
+  expect_error(
+      [] {
+        run_op1(Op::kArgMax, {ties()}, {{"axis", 1.5f}});
+      },
+      ErrorCode::kInvalidGraph, {"ArgMax_under_test", "'axis'"});
 }
 
 TEST(ArgReduce, SymbolicShapes) {
   GraphBuilder b;
   const ValueId x = b.input("x", DType::kF16, Shape{Dim(std::string("batch")), 10});
   EXPECT_EQ(b.type(b.op1(Op::kArgMax, {x}, {{"axis", int64_t{-1}}})).to_string(), "i64[batch,1]");
-  EXPECT_EQ(b.type(b.op1(Op::kArgMin, {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}}))
-                .to_string(),
-            "i64[batch]");
+  EXPECT_EQ(
+      b.type(b.op1(Op::kArgMin, {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}})).to_string(),
+      "i64[batch]");
   // A symbolic axis may be empty only at run time.
   EXPECT_EQ(b.type(b.op1(Op::kArgMax, {x}, {{"keepdims", int64_t{0}}})).to_string(), "i64[10]");
 }
@@ -115,8 +129,7 @@ TEST(CumSum, ExclusiveAndReverseFollowTheOnnxExamples) {
   expect_values(cumsum(x, 0), {3}, {1, 3, 6});
   expect_values(cumsum(x, 0, {{"exclusive", int64_t{1}}}), {3}, {0, 1, 3});
   expect_values(cumsum(x, 0, {{"reverse", int64_t{1}}}), {3}, {6, 5, 3});
-  expect_values(cumsum(x, 0, {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}), {3},
-                {5, 3, 0});
+  expect_values(cumsum(x, 0, {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}), {3}, {5, 3, 0});
 }
 
 TEST(CumSum, AlongEitherAxisOfAMatrix) {
@@ -126,8 +139,7 @@ TEST(CumSum, AlongEitherAxisOfAMatrix) {
   expect_values(cumsum(x, 0), {2, 3}, {1, 2, 3, 5, 7, 9});
   expect_values(cumsum(x, -2, {{"reverse", int64_t{1}}}), {2, 3}, {5, 7, 9, 4, 5, 6});
   // A 0-D i32 axis is accepted too.
-  expect_values(run_op1(Op::kCumSum, {x, Tensor::scalar<int32_t>(1)}), {2, 3},
-                {1, 3, 6, 4, 9, 15});
+  expect_values(run_op1(Op::kCumSum, {x, Tensor::scalar<int32_t>(1)}), {2, 3}, {1, 3, 6, 4, 9, 15});
 }
 
 TEST(CumSum, EmptyInfAndNan) {
@@ -159,18 +171,30 @@ TEST(CumSum, Errors) {
   const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
   expect_error([&] { cumsum(x, 2); }, ErrorCode::kInvalidGraph,
                {"CumSum_under_test", "(CumSum)", "f32[2,3]", "axis 2"});
-  expect_error([&] { run_op1(Op::kCumSum, {x, i64({2}, {0, 1})}); }, ErrorCode::kShapeMismatch,
-               {"CumSum", "f32[2,3]", "i64[2]", "one element"});
-  expect_error([&] { run_op1(Op::kCumSum, {x, f32({1}, {0})}); }, ErrorCode::kShapeMismatch,
-               {"CumSum", "f32[1]", "i32"});
+  expect_error(
+      [&] {
+        run_op1(Op::kCumSum, {x, i64({2}, {0, 1})});
+      },
+      ErrorCode::kShapeMismatch, {"CumSum", "f32[2,3]", "i64[2]", "one element"});
+  expect_error(
+      [&] {
+        run_op1(Op::kCumSum, {x, f32({1}, {0})});
+      },
+      ErrorCode::kShapeMismatch, {"CumSum", "f32[1]", "i32"});
   expect_error([] { cumsum(Tensor(DType::kBool, {2}), 0); }, ErrorCode::kShapeMismatch,
                {"CumSum", "bool[2]"});
   expect_error([] { cumsum(Tensor(DType::kU8, {2}), 0); }, ErrorCode::kShapeMismatch,
                {"CumSum", "u8[2]"});
-  expect_error([] { run_op1(Op::kCumSum, {Tensor::scalar<float>(1), i64({}, {0})}); },
-               ErrorCode::kShapeMismatch, {"CumSum", "f32[]", "rank >= 1"});
-  expect_error([&] { cumsum(x, 0, {{"reverse", int64_t{3}}}); }, ErrorCode::kInvalidGraph,
-               {"CumSum", "reverse", "0 or 1"});
+  expect_error(
+      [] {
+        run_op1(Op::kCumSum, {Tensor::scalar<float>(1), i64({}, {0})});
+      },
+      ErrorCode::kShapeMismatch, {"CumSum", "f32[]", "rank >= 1"});
+  expect_error(
+      [&] {
+        cumsum(x, 0, {{"reverse", int64_t{3}}});
+      },
+      ErrorCode::kInvalidGraph, {"CumSum", "reverse", "0 or 1"});
 }
 
 TEST(CumSum, AxisKnownOnlyAtRunTime) {
@@ -182,8 +206,11 @@ TEST(CumSum, AxisKnownOnlyAtRunTime) {
   Session s(b.build());
   auto out = s.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::scalar<int32_t>(0)});
   expect_values(out[0], {2, 3}, {5, 7, 9, 4, 5, 6});
-  expect_error([&] { s.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::scalar<int32_t>(-3)}); },
-               ErrorCode::kInvalidGraph, {"CumSum", "axis -3"});
+  expect_error(
+      [&] {
+        s.run({f32({2, 3}, {1, 2, 3, 4, 5, 6}), Tensor::scalar<int32_t>(-3)});
+      },
+      ErrorCode::kInvalidGraph, {"CumSum", "axis -3"});
 }
 
 }  // namespace

@@ -40,11 +40,13 @@ void softmax(const KernelArgs& a) {
 // a row. Inference guarantees it broadcasts there; dims beyond the row's rank are all 1.
 std::vector<double> broadcast_row(const Tensor& t, const std::vector<int64_t>& row_dims) {
   std::vector<int64_t> dims = t.dims();
-  if (dims.size() > row_dims.size()) dims.erase(dims.begin(), dims.end() - static_cast<ptrdiff_t>(row_dims.size()));
+  if (dims.size() > row_dims.size())
+    dims.erase(dims.begin(), dims.end() - static_cast<ptrdiff_t>(row_dims.size()));
   const int64_t n = checked_numel(row_dims);
   std::vector<double> row(static_cast<size_t>(n));
   MultiIndex it(row_dims, {broadcast_strides(dims, row_dims)});
-  for (int64_t j = 0; j < n; ++j, it.next()) row[static_cast<size_t>(j)] = t.element_as_double(it.offset(0));
+  for (int64_t j = 0; j < n; ++j, it.next())
+    row[static_cast<size_t>(j)] = t.element_as_double(it.offset(0));
   return row;
 }
 

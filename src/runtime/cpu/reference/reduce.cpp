@@ -93,26 +93,41 @@ void reduce_float(Op op, const ReducePlan& p, const Tensor& x, Tensor& y) {
   auto square = [](double e) { return e * e; };
   std::vector<double> r;
   switch (op) {
-    case Op::kReduceSum: r = sum_of(same); break;
+    case Op::kReduceSum:
+      r = sum_of(same);
+      break;
     case Op::kReduceMean:
       r = sum_of(same);
       for (double& e : r) e /= static_cast<double>(p.count);  // 0/0: NaN, like numpy
       break;
-    case Op::kReduceProd: r = fold(p, n, 1.0, [&](double a, int64_t i) { return a * v(i); }); break;
-    case Op::kReduceMax: r = fold(p, n, -kInf, [&](double a, int64_t i) { return max_nan(a, v(i)); }); break;
-    case Op::kReduceMin: r = fold(p, n, kInf, [&](double a, int64_t i) { return min_nan(a, v(i)); }); break;
-    case Op::kReduceL1: r = sum_of([](double e) { return std::fabs(e); }); break;
+    case Op::kReduceProd:
+      r = fold(p, n, 1.0, [&](double a, int64_t i) { return a * v(i); });
+      break;
+    case Op::kReduceMax:
+      r = fold(p, n, -kInf, [&](double a, int64_t i) { return max_nan(a, v(i)); });
+      break;
+    case Op::kReduceMin:
+      r = fold(p, n, kInf, [&](double a, int64_t i) { return min_nan(a, v(i)); });
+      break;
+    case Op::kReduceL1:
+      r = sum_of([](double e) { return std::fabs(e); });
+      break;
     case Op::kReduceL2:
       r = sum_of(square);
       for (double& e : r) e = std::sqrt(e);
       break;
-    case Op::kReduceSumSquare: r = sum_of(square); break;
+    case Op::kReduceSumSquare:
+      r = sum_of(square);
+      break;
     case Op::kReduceLogSum:
       r = sum_of(same);
       for (double& e : r) e = std::log(e);
       break;
-    case Op::kReduceLogSumExp: r = log_sum_exp(p, n, v); break;
-    default: GF_ASSERT(false, "not a Reduce op");
+    case Op::kReduceLogSumExp:
+      r = log_sum_exp(p, n, v);
+      break;
+    default:
+      GF_ASSERT(false, "not a Reduce op");
   }
   T* py = y.data<T>();
   for (size_t j = 0; j < r.size(); ++j) py[j] = narrow<T>(r[j]);
@@ -133,7 +148,9 @@ void reduce_int(const KernelArgs& a, const ReducePlan& p, Tensor& y) {
   auto square = [](int64_t e) { return wrap_mul(e, e); };
   std::vector<int64_t> r;
   switch (a.node.op) {
-    case Op::kReduceSum: r = sum_of(same); break;
+    case Op::kReduceSum:
+      r = sum_of(same);
+      break;
     case Op::kReduceMean:
       if (p.count == 0 && p.out_numel > 0) {
         kernel_fail(a, "the mean of an empty set of integers is undefined");
@@ -162,8 +179,11 @@ void reduce_int(const KernelArgs& a, const ReducePlan& p, Tensor& y) {
         e = static_cast<int64_t>(std::sqrt(static_cast<double>(static_cast<uint64_t>(e))));
       }
       break;
-    case Op::kReduceSumSquare: r = sum_of(square); break;
-    default: GF_ASSERT(false, "inference admits only float types for this op");
+    case Op::kReduceSumSquare:
+      r = sum_of(square);
+      break;
+    default:
+      GF_ASSERT(false, "inference admits only float types for this op");
   }
   T* py = y.data<T>();
   for (size_t j = 0; j < r.size(); ++j) py[j] = static_cast<T>(r[j]);

@@ -67,8 +67,12 @@ inline int64_t wrap_add(int64_t a, int64_t b) {
 inline int64_t wrap_mul(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
 }
-inline double accum_add(double a, double b) { return a + b; }
-inline int64_t accum_add(int64_t a, int64_t b) { return wrap_add(a, b); }
+inline double accum_add(double a, double b) {
+  return a + b;
+}
+inline int64_t accum_add(int64_t a, int64_t b) {
+  return wrap_add(a, b);
+}
 
 // numpy's maximum/minimum: a NaN anywhere wins.
 inline double max_nan(double a, double b) {
