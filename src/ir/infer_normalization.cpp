@@ -1,5 +1,6 @@
 // Shape inference for Softmax, LogSoftmax, LayerNormalization and RMSNormalization (part of the
 // reduction family; registered through register_reduction_infer).
+#include <initializer_list>
 #include <string>
 #include <vector>
 

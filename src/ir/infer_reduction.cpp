@@ -1,5 +1,7 @@
 // Shape inference for the reduction op family: Reduce*, ArgMax/ArgMin and CumSum here;
 // softmax and the normalizations in infer_normalization.cpp.
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
