@@ -54,17 +54,15 @@ std::vector<TensorType> infer_where(InferContext& ctx) {
   return {TensorType{ctx.dtype(1), shape}};
 }
 
-// min and max are optional scalars of the input's dtype; rank 0 per ONNX, or shape [1] as
-// exporters sometimes emit and ONNX Runtime accepts.
+// min and max are optional scalars of the input's dtype (see may_be_scalar).
 std::vector<TensorType> infer_clip(InferContext& ctx) {
   expect_dtype_in(ctx, 0, kNumericTypes);
   for (int i : {1, 2}) {
     if (!ctx.has_input(i)) continue;
     ctx.expect_same_dtype(0, i);
-    const Shape& s = ctx.shape(i);
-    if (!(s.rank() == 0 || (s.rank() == 1 && (!s[0].is_static() || s[0].value() == 1)))) {
+    if (!may_be_scalar(ctx.shape(i))) {
       ctx.fail(std::string(i == 1 ? "min" : "max") + " must be a scalar, got shape " +
-               s.to_string());
+               ctx.shape(i).to_string());
     }
   }
   return {ctx.input(0)};
@@ -72,7 +70,7 @@ std::vector<TensorType> infer_clip(InferContext& ctx) {
 
 // The slope broadcasts to X one way only: the output always has X's shape.
 std::vector<TensorType> infer_prelu(InferContext& ctx) {
-  expect_dtype_in(ctx, 0, kSignedTypes);
+  expect_dtype_in(ctx, 0, kSignedNumericTypes);
   ctx.expect_same_dtype(0, 1);
   const Shape& x = ctx.shape(0);
   const Shape& slope = ctx.shape(1);

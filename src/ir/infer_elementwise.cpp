@@ -45,6 +45,10 @@ std::string attr_string(const InferContext& ctx, const std::string& name,
   return named_attr_read(ctx, [&] { return ctx.attrs().get_string(name, fallback); });
 }
 
+bool may_be_scalar(const Shape& s) {
+  return s.rank() == 0 || (s.rank() == 1 && (!s[0].is_static() || s[0].value() == 1));
+}
+
 }  // namespace elementwise_infer
 
 namespace {
@@ -58,13 +62,16 @@ std::vector<TensorType> infer_unary(InferContext& ctx) {
   return {ctx.input(0)};
 }
 
-// A bool tensor of the input's shape (IsNaN, IsInf).
-template <DTypeMask kAllowed>
-std::vector<TensorType> infer_predicate(InferContext& ctx) {
-  expect_dtype_in(ctx, 0, kAllowed);
+// A bool tensor of the input's shape.
+std::vector<TensorType> infer_is_nan(InferContext& ctx) {
+  expect_dtype_in(ctx, 0, kFloatTypes);
+  return {TensorType{DType::kBool, ctx.shape(0)}};
+}
+
+std::vector<TensorType> infer_is_inf(InferContext& ctx) {
   attr_int(ctx, "detect_negative", 1);
   attr_int(ctx, "detect_positive", 1);
-  return {TensorType{DType::kBool, ctx.shape(0)}};
+  return infer_is_nan(ctx);
 }
 
 // Float activations with float attributes (LeakyRelu, Elu, Selu, HardSigmoid, ...): the
@@ -103,11 +110,11 @@ std::vector<TensorType> infer_cast_like(InferContext& ctx) {
   return {TensorType{ctx.dtype(1), ctx.shape(0)}};
 }
 
-// A scalar input given as rank 0 (ONNX's form) or, as ONNX Runtime also accepts, shape [1].
 void expect_scalar(const InferContext& ctx, int i, const char* what) {
-  const Shape& s = ctx.shape(i);
-  const bool ok = s.rank() == 0 || (s.rank() == 1 && (!s[0].is_static() || s[0].value() == 1));
-  if (!ok) ctx.fail(std::string(what) + " (input " + std::to_string(i) + ") must be a scalar");
+  if (!may_be_scalar(ctx.shape(i))) {
+    ctx.fail(std::string(what) + " (input " + std::to_string(i) + ") must be a scalar, got shape " +
+             ctx.shape(i).to_string());
+  }
 }
 
 // Inference-only Dropout: the output is the input and the mask is all true. Training with a
@@ -142,26 +149,28 @@ std::vector<TensorType> infer_dropout(InferContext& ctx) {
 
 void register_elementwise_infer(InferTable& table) {
   auto set = [&](Op op, InferFn fn) { table[static_cast<size_t>(op)] = fn; };
-  for (Op op : {Op::kAbs}) set(op, infer_unary<kNumericTypes>);
-  for (Op op : {Op::kNeg, Op::kRelu}) set(op, infer_unary<kSignedTypes>);
-  // Sign is defined on every numeric type in ONNX, unsigned included.
+  // Abs and Sign are defined on every numeric type in ONNX, unsigned included; Neg and Relu
+  // only on signed ones.
+  set(Op::kAbs, infer_unary<kNumericTypes>);
   set(Op::kSign, infer_unary<kNumericTypes>);
-  for (Op op : {Op::kExp,   Op::kLog,      Op::kSqrt,  Op::kReciprocal, Op::kTanh,
-                Op::kErf,   Op::kSigmoid,  Op::kHardSwish, Op::kSoftplus, Op::kSoftsign,
-                Op::kMish,  Op::kSin,      Op::kCos,   Op::kTan,        Op::kAsin,
-                Op::kAcos,  Op::kAtan,     Op::kSinh,  Op::kCosh,       Op::kAsinh,
-                Op::kAcosh, Op::kAtanh,    Op::kFloor, Op::kCeil,       Op::kRound}) {
+  set(Op::kNeg, infer_unary<kSignedNumericTypes>);
+  set(Op::kRelu, infer_unary<kSignedNumericTypes>);
+  for (Op op : {Op::kExp,   Op::kLog,     Op::kSqrt,      Op::kReciprocal, Op::kTanh,
+                Op::kErf,   Op::kSigmoid, Op::kHardSwish, Op::kSoftplus,   Op::kSoftsign,
+                Op::kMish,  Op::kSin,     Op::kCos,       Op::kTan,        Op::kAsin,
+                Op::kAcos,  Op::kAtan,    Op::kSinh,      Op::kCosh,       Op::kAsinh,
+                Op::kAcosh, Op::kAtanh,   Op::kFloor,     Op::kCeil,       Op::kRound}) {
     set(op, infer_unary<kFloatTypes>);
   }
-  for (Op op : {Op::kLeakyRelu, Op::kElu, Op::kSelu, Op::kCelu, Op::kThresholdedRelu,
-                Op::kHardSigmoid}) {
+  for (Op op :
+       {Op::kLeakyRelu, Op::kElu, Op::kSelu, Op::kCelu, Op::kThresholdedRelu, Op::kHardSigmoid}) {
     set(op, infer_float_activation);
   }
   set(Op::kGelu, infer_gelu);
   set(Op::kNot, infer_unary<kBoolType>);
   set(Op::kBitwiseNot, infer_unary<kIntegerTypes>);
-  set(Op::kIsNaN, infer_predicate<kFloatTypes>);
-  set(Op::kIsInf, infer_predicate<kFloatTypes>);
+  set(Op::kIsNaN, infer_is_nan);
+  set(Op::kIsInf, infer_is_inf);
   set(Op::kCast, infer_cast);
   set(Op::kCastLike, infer_cast_like);
   set(Op::kIdentity, infer_unary<kAllTypes>);

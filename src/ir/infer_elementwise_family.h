@@ -18,11 +18,11 @@ constexpr DTypeMask dtype_bit(DType t) {
 
 inline constexpr DTypeMask kFloatTypes = dtype_bit(DType::kF32) | dtype_bit(DType::kF16) |
                                          dtype_bit(DType::kBF16) | dtype_bit(DType::kF64);
-inline constexpr DTypeMask kSignedTypes =
+inline constexpr DTypeMask kSignedNumericTypes =
     kFloatTypes | dtype_bit(DType::kI64) | dtype_bit(DType::kI32) | dtype_bit(DType::kI8);
-inline constexpr DTypeMask kNumericTypes = kSignedTypes | dtype_bit(DType::kU8);
-inline constexpr DTypeMask kIntegerTypes = dtype_bit(DType::kI64) | dtype_bit(DType::kI32) |
-                                           dtype_bit(DType::kI8) | dtype_bit(DType::kU8);
+inline constexpr DTypeMask kNumericTypes = kSignedNumericTypes | dtype_bit(DType::kU8);
+inline constexpr DTypeMask kIntegerTypes =
+    dtype_bit(DType::kI64) | dtype_bit(DType::kI32) | dtype_bit(DType::kI8) | dtype_bit(DType::kU8);
 inline constexpr DTypeMask kBoolType = dtype_bit(DType::kBool);
 inline constexpr DTypeMask kAllTypes = kNumericTypes | kBoolType;
 
@@ -34,6 +34,10 @@ int64_t attr_int(const InferContext& ctx, const std::string& name, int64_t fallb
 float attr_float(const InferContext& ctx, const std::string& name, float fallback);
 std::string attr_string(const InferContext& ctx, const std::string& name,
                         const std::string& fallback);
+
+// True for rank 0 (ONNX's scalar) or a single dim that is 1 or not yet known: the form
+// ONNX Runtime also accepts for Clip's bounds and Dropout's ratio.
+bool may_be_scalar(const Shape& s);
 
 void register_broadcast_infer(InferTable& table);
 

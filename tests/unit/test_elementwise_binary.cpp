@@ -35,8 +35,7 @@ TEST(ElementwiseBinary, ArithmeticBroadcastsInEveryNumericDtype) {
     expect_values(run_op1(Op::kSub, {x, y}), {2, 3}, {0, 0, 0, 3, 3, 3});
     expect_values(run_op1(Op::kMul, {x, y}), {2, 3}, {1, 4, 9, 4, 10, 18});
     const bool is_float = is_floating(t);
-    expect_values(run_op1(Op::kDiv, {x, y}), {2, 3},
-                  {1, 1, 1, 4, is_float ? 2.5 : 2.0, 2});
+    expect_values(run_op1(Op::kDiv, {x, y}), {2, 3}, {1, 1, 1, 4, is_float ? 2.5 : 2.0, 2});
     // Size-1 dims broadcast on both sides: [2,1] op [1,3] -> [2,3].
     const Tensor col = to_dtype(f32({2, 1}, {10, 20}), t);
     const Tensor row = to_dtype(f32({1, 3}, {1, 2, 3}), t);
@@ -58,16 +57,22 @@ TEST(ElementwiseBinary, IntegerDivisionTruncatesTowardZero) {
     expect_values(run_op1(Op::kDiv, {x, y}), {4}, {-3, 3, 3, -3});
   }
   // The one overflowing quotient wraps, as in numpy.
-  const Tensor q = run_op1(Op::kDiv, {Tensor::from_vector<int8_t>({1}, {-128}),
-                                      Tensor::from_vector<int8_t>({1}, {-1})});
+  const Tensor q = run_op1(
+      Op::kDiv, {Tensor::from_vector<int8_t>({1}, {-128}), Tensor::from_vector<int8_t>({1}, {-1})});
   expect_values(q, {1}, {-128});
 }
 
 TEST(ElementwiseBinary, IntegerDivisionByZeroFailsNamingTheNode) {
-  expect_error([] { run_op1(Op::kDiv, {i64({2}, {4, 5}), i64({2}, {2, 0})}); },
-               ErrorCode::kInvalidArgument, {"Div_under_test", "Div", "i64[2]", "division by zero"});
-  expect_error([] { run_op1(Op::kMod, {i64({1}, {4}), i64({1}, {0})}); },
-               ErrorCode::kInvalidArgument, {"Mod_under_test", "Mod", "modulo by zero"});
+  expect_error(
+      [] {
+        run_op1(Op::kDiv, {i64({2}, {4, 5}), i64({2}, {2, 0})});
+      },
+      ErrorCode::kInvalidArgument, {"Div_under_test", "Div", "i64[2]", "division by zero"});
+  expect_error(
+      [] {
+        run_op1(Op::kMod, {i64({1}, {4}), i64({1}, {0})});
+      },
+      ErrorCode::kInvalidArgument, {"Mod_under_test", "Mod", "modulo by zero"});
 }
 
 TEST(ElementwiseBinary, IntegerArithmeticWrapsAround) {
@@ -127,8 +132,8 @@ TEST(ElementwiseBinary, PowAcceptsAnExponentOfAnotherDtype) {
   EXPECT_EQ(h.dtype(), DType::kF16);
   expect_values(h, {2}, {1.4140625, 0.25});  // sqrt(2) rounded to f16
   // Integer base, float exponent: the real result truncated toward zero.
-  const Tensor i = run_op1(Op::kPow, {Tensor::from_vector<int32_t>({3}, {2, 9, 2}),
-                                      f32({1, 3}, {0.5f, 0.5f, -1})});
+  const Tensor i = run_op1(
+      Op::kPow, {Tensor::from_vector<int32_t>({3}, {2, 9, 2}), f32({1, 3}, {0.5f, 0.5f, -1})});
   EXPECT_EQ(i.dtype(), DType::kI32);
   expect_values(i, {1, 3}, {1, 3, 0});
 }
@@ -194,7 +199,8 @@ TEST(ElementwiseBinary, PReluSlopeBroadcastsToX) {
   const Tensor x = f32({2, 3}, {-1, 2, -3, 4, -5, 6});
   expect_values(run_op1(Op::kPRelu, {x, f32({3}, {0.1f, 0.2f, 0.3f})}), {2, 3},
                 {-0.1, 2, -0.9, 4, -1, 6}, 1e-6);
-  expect_values(run_op1(Op::kPRelu, {x, f32({2, 1}, {0.5f, 2})}), {2, 3}, {-0.5, 2, -1.5, 4, -10, 6});
+  expect_values(run_op1(Op::kPRelu, {x, f32({2, 1}, {0.5f, 2})}), {2, 3},
+                {-0.5, 2, -1.5, 4, -10, 6});
   expect_values(run_op1(Op::kPRelu, {x, f32({1}, {0})}), {2, 3}, {0, 2, 0, 4, 0, 6});
   expect_values(run_op1(Op::kPRelu, {Tensor::from_vector<int32_t>({3}, {-4, 4, 0}),
                                      Tensor::from_vector<int32_t>({}, {3})}),
@@ -211,8 +217,8 @@ TEST(ElementwiseBinary, WhereBroadcastsAllThreeInputs) {
     EXPECT_EQ(out.dtype(), t);
     expect_values(out, {2, 3}, {1, 2, 3, 7, 7, 7});
   }
-  expect_values(run_op1(Op::kWhere, {bools({2}, {false, true}), bools({2}, {true, false}),
-                                     bools({1}, {true})}),
+  expect_values(run_op1(Op::kWhere,
+                        {bools({2}, {false, true}), bools({2}, {true, false}), bools({1}, {true})}),
                 {2}, {1, 0});
 }
 
@@ -245,26 +251,44 @@ TEST(ElementwiseBinary, EmptyTensorsBroadcast) {
             (std::vector<int64_t>{2, 0}));
   EXPECT_EQ(run_op1(Op::kLess, {Tensor(DType::kF32, {0}), f32({1}, {1})}).dims(),
             (std::vector<int64_t>{0}));
-  EXPECT_EQ(run_op1(Op::kWhere, {Tensor(DType::kBool, {0, 1}), f32({2}, {1, 2}), f32({}, {0})})
-                .dims(),
-            (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(
+      run_op1(Op::kWhere, {Tensor(DType::kBool, {0, 1}), f32({2}, {1, 2}), f32({}, {0})}).dims(),
+      (std::vector<int64_t>{0, 2}));
   // Integer division of nothing never divides by zero.
   EXPECT_EQ(run_op1(Op::kDiv, {Tensor(DType::kI64, {0}), i64({1}, {0})}).numel(), 0);
 }
 
 TEST(ElementwiseBinaryErrors, MismatchedDtypesAndShapes) {
-  expect_error([] { run_op1(Op::kAdd, {f32({2}, {1, 2}), i64({2}, {1, 2})}); },
-               ErrorCode::kShapeMismatch, {"Add_under_test", "Add", "f32[2]", "i64[2]", "dtype"});
-  expect_error([] { run_op1(Op::kMul, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({4}, {1, 2, 3, 4})}); },
-               ErrorCode::kShapeMismatch, {"Mul_under_test", "Mul", "f32[2,3]", "f32[4]", "broadcast"});
-  expect_error([] { run_op1(Op::kWhere, {bools({1}, {true}), f32({1}, {1}), i64({1}, {1})}); },
-               ErrorCode::kShapeMismatch, {"Where", "f32[1]", "i64[1]"});
-  expect_error([] { run_op1(Op::kWhere, {f32({1}, {1}), f32({1}, {1}), f32({1}, {1})}); },
-               ErrorCode::kShapeMismatch, {"Where", "input 0", "bool"});
-  expect_error([] { run_op1(Op::kPRelu, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})}); },
-               ErrorCode::kShapeMismatch, {"PRelu", "slope [2]", "X [2,3]"});
-  expect_error([] { run_op1(Op::kPRelu, {f32({3}, {1, 2, 3}), f32({1, 3}, {1, 2, 3})}); },
-               ErrorCode::kShapeMismatch, {"PRelu", "f32[1,3]"});
+  expect_error(
+      [] {
+        run_op1(Op::kAdd, {f32({2}, {1, 2}), i64({2}, {1, 2})});
+      },
+      ErrorCode::kShapeMismatch, {"Add_under_test", "Add", "f32[2]", "i64[2]", "dtype"});
+  expect_error(
+      [] {
+        run_op1(Op::kMul, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({4}, {1, 2, 3, 4})});
+      },
+      ErrorCode::kShapeMismatch, {"Mul_under_test", "Mul", "f32[2,3]", "f32[4]", "broadcast"});
+  expect_error(
+      [] {
+        run_op1(Op::kWhere, {bools({1}, {true}), f32({1}, {1}), i64({1}, {1})});
+      },
+      ErrorCode::kShapeMismatch, {"Where", "f32[1]", "i64[1]"});
+  expect_error(
+      [] {
+        run_op1(Op::kWhere, {f32({1}, {1}), f32({1}, {1}), f32({1}, {1})});
+      },
+      ErrorCode::kShapeMismatch, {"Where", "input 0", "bool"});
+  expect_error(
+      [] {
+        run_op1(Op::kPRelu, {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2}, {1, 2})});
+      },
+      ErrorCode::kShapeMismatch, {"PRelu", "slope [2]", "X [2,3]"});
+  expect_error(
+      [] {
+        run_op1(Op::kPRelu, {f32({3}, {1, 2, 3}), f32({1, 3}, {1, 2, 3})});
+      },
+      ErrorCode::kShapeMismatch, {"PRelu", "f32[1,3]"});
 }
 
 TEST(ElementwiseBinaryErrors, DtypeRulesPerOp) {
@@ -272,31 +296,56 @@ TEST(ElementwiseBinaryErrors, DtypeRulesPerOp) {
   const Tensor f = f32({1}, {1});
   expect_error([&] { run_op1(Op::kAdd, {b, b}); }, ErrorCode::kShapeMismatch, {"Add", "bool[1]"});
   expect_error([&] { run_op1(Op::kLess, {b, b}); }, ErrorCode::kShapeMismatch, {"Less", "bool"});
-  expect_error([&] { run_op1(Op::kAnd, {f, f}); }, ErrorCode::kShapeMismatch,
-               {"And", "f32[1]", "accepts bool"});
-  expect_error([&] { run_op1(Op::kBitwiseOr, {f, f}); }, ErrorCode::kShapeMismatch,
-               {"BitwiseOr", "f32"});
-  expect_error([&] { run_op1(Op::kPow, {f, b}); }, ErrorCode::kShapeMismatch,
-               {"Pow", "input 1", "bool"});
-  expect_error([&] { run_op1(Op::kPRelu, {Tensor::from_vector<uint8_t>({1}, {1}),
-                                          Tensor::from_vector<uint8_t>({1}, {1})}); },
-               ErrorCode::kShapeMismatch, {"PRelu", "u8[1]"});
+  expect_error(
+      [&] {
+        run_op1(Op::kAnd, {f, f});
+      },
+      ErrorCode::kShapeMismatch, {"And", "f32[1]", "accepts bool"});
+  expect_error(
+      [&] {
+        run_op1(Op::kBitwiseOr, {f, f});
+      },
+      ErrorCode::kShapeMismatch, {"BitwiseOr", "f32"});
+  expect_error(
+      [&] {
+        run_op1(Op::kPow, {f, b});
+      },
+      ErrorCode::kShapeMismatch, {"Pow", "input 1", "bool"});
+  expect_error(
+      [&] {
+        run_op1(Op::kPRelu,
+                {Tensor::from_vector<uint8_t>({1}, {1}), Tensor::from_vector<uint8_t>({1}, {1})});
+      },
+      ErrorCode::kShapeMismatch, {"PRelu", "u8[1]"});
 }
 
 TEST(ElementwiseBinaryErrors, ModAttributeRules) {
   const Tensor f = f32({1}, {1});
-  expect_error([&] { run_op1(Op::kMod, {f, f}); }, ErrorCode::kInvalidGraph,
-               {"Mod_under_test", "Mod", "f32[1]", "fmod=1"});
-  expect_error([&] { run_op1(Op::kMod, {i64({1}, {1}), i64({1}, {1})}, {{"fmod", int64_t{2}}}); },
-               ErrorCode::kInvalidGraph, {"Mod", "i64[1]", "'fmod' is 2"});
+  expect_error(
+      [&] {
+        run_op1(Op::kMod, {f, f});
+      },
+      ErrorCode::kInvalidGraph, {"Mod_under_test", "Mod", "f32[1]", "fmod=1"});
+  expect_error(
+      [&] {
+        run_op1(Op::kMod, {i64({1}, {1}), i64({1}, {1})}, {{"fmod", int64_t{2}}});
+      },
+      ErrorCode::kInvalidGraph, {"Mod", "i64[1]", "'fmod' is 2"});
 }
 
 TEST(ElementwiseBinaryErrors, ClipBoundsMustBeScalarsOfTheInputDtype) {
   const Tensor x = f32({3}, {1, 2, 3});
-  expect_error([&] { run_op1(Op::kClip, {x, f32({2}, {0, 1})}); }, ErrorCode::kShapeMismatch,
-               {"Clip_under_test", "Clip", "f32[3]", "f32[2]", "min must be a scalar"});
-  expect_error([&] { run_op1(Op::kClip, {x, Tensor(), i64({}, {1})}); }, ErrorCode::kShapeMismatch,
-               {"Clip", "i64[]", "dtype"});
+  expect_error(
+      [&] {
+        run_op1(Op::kClip, {x, f32({2}, {0, 1})});
+      },
+      ErrorCode::kShapeMismatch,
+      {"Clip_under_test", "Clip", "f32[3]", "f32[2]", "min must be a scalar"});
+  expect_error(
+      [&] {
+        run_op1(Op::kClip, {x, Tensor(), i64({}, {1})});
+      },
+      ErrorCode::kShapeMismatch, {"Clip", "i64[]", "dtype"});
   expect_error([&] { run_op1(Op::kClip, {bools({1}, {true})}); }, ErrorCode::kShapeMismatch,
                {"Clip", "bool[1]"});
 }

@@ -57,10 +57,9 @@ TEST(Cast, FloatToIntegerTruncatesTowardZero) {
 TEST(Cast, FloatToIntegerSaturatesOutOfRangeAndMapsNaNToZero) {
   const Tensor x = f32({5}, {1e10f, -1e10f, NAN, INFINITY, -INFINITY});
   const Tensor i32 = cast(x, DType::kI32);
-  const std::vector<int32_t> want32 = {std::numeric_limits<int32_t>::max(),
-                                       std::numeric_limits<int32_t>::min(), 0,
-                                       std::numeric_limits<int32_t>::max(),
-                                       std::numeric_limits<int32_t>::min()};
+  const std::vector<int32_t> want32 = {
+      std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 0,
+      std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()};
   for (int i = 0; i < 5; ++i) EXPECT_EQ(i32.data<int32_t>()[i], want32[static_cast<size_t>(i)]);
   const Tensor i64v = cast(Tensor::from_vector<double>({2}, {1e19, -1e19}), DType::kI64);
   EXPECT_EQ(i64v.data<int64_t>()[0], std::numeric_limits<int64_t>::max());
@@ -71,8 +70,8 @@ TEST(Cast, FloatToIntegerSaturatesOutOfRangeAndMapsNaNToZero) {
 
 TEST(Cast, IntegerNarrowingIsModular) {
   expect_values(cast(i64({4}, {300, -1, 256, -129}), DType::kU8), {4}, {44, 255, 0, 127}, 0, 0);
-  expect_values(cast(Tensor::from_vector<int32_t>({2}, {200, -56}), DType::kI8), {2}, {-56, -56},
-                0, 0);
+  expect_values(cast(Tensor::from_vector<int32_t>({2}, {200, -56}), DType::kI8), {2}, {-56, -56}, 0,
+                0);
   expect_values(cast(Tensor::from_vector<uint8_t>({1}, {255}), DType::kI8), {1}, {-1}, 0, 0);
   expect_values(cast(Tensor::from_vector<int8_t>({1}, {-1}), DType::kI64), {1}, {-1}, 0, 0);
   expect_values(cast(Tensor::from_vector<uint8_t>({1}, {255}), DType::kI64), {1}, {255}, 0, 0);
@@ -84,16 +83,15 @@ TEST(Cast, ToBoolIsNonzeroAndNaNIsTrue) {
     expect_values(cast(to_dtype(x, from), DType::kBool), {5}, {0, 0, 1, 1, 1}, 0, 0);
   }
   expect_values(cast(i64({3}, {0, -5, 256}), DType::kBool), {3}, {0, 1, 1}, 0, 0);
-  expect_values(cast(Tensor::from_vector<uint8_t>({2}, {0, 128}), DType::kBool), {2}, {0, 1}, 0,
-                0);
+  expect_values(cast(Tensor::from_vector<uint8_t>({2}, {0, 128}), DType::kBool), {2}, {0, 1}, 0, 0);
 }
 
 TEST(Cast, FloatNarrowingRoundsToNearestEvenAndOverflowsToInfinity) {
   // f16: max 65504; 65520 is the tie to infinity. bf16 ties: 1 + 2^-8 -> 1, 1 + 3*2^-8 -> 1 + 2^-6.
   expect_values(cast(f32({4}, {65504, 65520, -1e6f, 1e-8f}), DType::kF16), {4},
                 {65504, kInf, -kInf, 0}, 0, 0);
-  expect_values(cast(f32({2}, {1.00390625f, 1.01171875f}), DType::kBF16), {2},
-                {1.0, 1.015625}, 0, 0);
+  expect_values(cast(f32({2}, {1.00390625f, 1.01171875f}), DType::kBF16), {2}, {1.0, 1.015625}, 0,
+                0);
   expect_values(cast(Tensor::from_vector<double>({2}, {1e300, 0.1}), DType::kF32), {2},
                 {kInf, static_cast<double>(0.1f)}, 0, 0);
   expect_values(cast(f32({3}, {NAN, INFINITY, -INFINITY}), DType::kBF16), {3}, {kNaN, kInf, -kInf});
@@ -154,12 +152,21 @@ TEST(CastErrors, ToAttributeIsRequiredAndMustBeADType) {
   const Tensor x = f32({2}, {1, 2});
   expect_error([&] { run_op1(Op::kCast, {x}); }, ErrorCode::kInvalidGraph,
                {"Cast_under_test", "Cast", "f32[2]", "'to' is required"});
-  expect_error([&] { run_op1(Op::kCast, {x}, {{"to", int64_t{42}}}); }, ErrorCode::kInvalidGraph,
-               {"Cast_under_test", "f32[2]", "42"});
-  expect_error([&] { run_op1(Op::kCast, {x}, {{"to", int64_t{-1}}}); }, ErrorCode::kInvalidGraph,
-               {"Cast", "-1"});
-  expect_error([&] { run_op1(Op::kCast, {x}, {{"to", std::string("f16")}}); },
-               ErrorCode::kInvalidGraph, {"Cast_under_test", "'to'"});
+  expect_error(
+      [&] {
+        run_op1(Op::kCast, {x}, {{"to", int64_t{42}}});
+      },
+      ErrorCode::kInvalidGraph, {"Cast_under_test", "f32[2]", "42"});
+  expect_error(
+      [&] {
+        run_op1(Op::kCast, {x}, {{"to", int64_t{-1}}});
+      },
+      ErrorCode::kInvalidGraph, {"Cast", "-1"});
+  expect_error(
+      [&] {
+        run_op1(Op::kCast, {x}, {{"to", std::string("f16")}});
+      },
+      ErrorCode::kInvalidGraph, {"Cast_under_test", "'to'"});
 }
 
 }  // namespace

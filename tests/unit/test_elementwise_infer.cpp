@@ -11,7 +11,9 @@ using testing::expect_error;
 using testing::expect_values;
 using testing::f32;
 
-Dim sym(const char* name) { return Dim(std::string(name)); }
+Dim sym(const char* name) {
+  return Dim(std::string(name));
+}
 
 TEST(ElementwiseInfer, UnaryOpsKeepSymbolicShapes) {
   GraphBuilder b;
@@ -62,16 +64,23 @@ TEST(ElementwiseInfer, ProvablyWrongShapesFailAtBuildTime) {
   GraphBuilder b;
   const ValueId x = b.input("x", DType::kF32, Shape{sym("batch"), 3});
   const ValueId y = b.input("y", DType::kF32, Shape{sym("batch"), 4});
-  expect_error([&] { b.op1(Op::kAdd, {x, y}, {}, "bad_add"); }, ErrorCode::kShapeMismatch,
-               {"bad_add", "Add", "f32[batch,3]", "f32[batch,4]"});
+  expect_error(
+      [&] {
+        b.op1(Op::kAdd, {x, y}, {}, "bad_add");
+      },
+      ErrorCode::kShapeMismatch, {"bad_add", "Add", "f32[batch,3]", "f32[batch,4]"});
   const ValueId slope = b.input("slope", DType::kF32, Shape{2, 4});
-  expect_error([&] { b.op1(Op::kPRelu, {x, slope}, {}, "bad_prelu"); },
-               ErrorCode::kShapeMismatch, {"bad_prelu", "PRelu", "f32[batch,3]", "f32[2,4]"});
+  expect_error(
+      [&] {
+        b.op1(Op::kPRelu, {x, slope}, {}, "bad_prelu");
+      },
+      ErrorCode::kShapeMismatch, {"bad_prelu", "PRelu", "f32[batch,3]", "f32[2,4]"});
   // A slope of [2,3] fits only if batch is 2: accepted now, checked when batch is bound.
   const ValueId maybe = b.input("maybe", DType::kF32, Shape{2, 3});
   EXPECT_EQ(b.type(b.op1(Op::kPRelu, {x, maybe})).to_string(), "f32[batch,3]");
-  expect_error([&] { b.op1(Op::kExp, {b.input("i", DType::kI32, Shape{sym("n")})}, {}, "bad_exp"); },
-               ErrorCode::kShapeMismatch, {"bad_exp", "Exp", "i32[n]"});
+  expect_error(
+      [&] { b.op1(Op::kExp, {b.input("i", DType::kI32, Shape{sym("n")})}, {}, "bad_exp"); },
+      ErrorCode::kShapeMismatch, {"bad_exp", "Exp", "i32[n]"});
   EXPECT_EQ(b.graph().num_nodes(), 1u);  // only the accepted PRelu
 }
 
@@ -79,8 +88,11 @@ TEST(ElementwiseInfer, DropoutTrainingIsCheckedWhenItsValueIsKnown) {
   GraphBuilder b;
   const ValueId x = b.input("x", DType::kF32, Shape{sym("n")});
   const ValueId yes = b.constant("yes", Tensor::scalar(true));
-  expect_error([&] { b.op1(Op::kDropout, {x, kNoValue, yes}, {}, "train_drop"); },
-               ErrorCode::kUnsupported, {"train_drop", "Dropout", "f32[n]"});
+  expect_error(
+      [&] {
+        b.op1(Op::kDropout, {x, kNoValue, yes}, {}, "train_drop");
+      },
+      ErrorCode::kUnsupported, {"train_drop", "Dropout", "f32[n]"});
   // A training flag that is a graph input is only known at run time.
   const ValueId flag = b.input("flag", DType::kBool, Shape{});
   const ValueId y = b.op1(Op::kDropout, {x, kNoValue, flag}, {}, "late_drop");
@@ -89,8 +101,11 @@ TEST(ElementwiseInfer, DropoutTrainingIsCheckedWhenItsValueIsKnown) {
   const std::vector<Tensor> ok =
       ref::run_graph(g, std::vector<Tensor>{f32({2}, {1, 2}), Tensor::scalar(false)});
   expect_values(ok[0], {2}, {1, 2});
-  expect_error([&] { ref::run_graph(g, std::vector<Tensor>{f32({2}, {1, 2}), Tensor::scalar(true)}); },
-               ErrorCode::kUnsupported, {"late_drop", "Dropout", "training"});
+  expect_error(
+      [&] {
+        ref::run_graph(g, std::vector<Tensor>{f32({2}, {1, 2}), Tensor::scalar(true)});
+      },
+      ErrorCode::kUnsupported, {"late_drop", "Dropout", "training"});
 }
 
 TEST(ElementwiseInfer, SymbolicGraphRunsWithBoundShapes) {
@@ -111,9 +126,10 @@ TEST(ElementwiseInfer, SymbolicGraphRunsWithBoundShapes) {
   EXPECT_EQ(y[0].dtype(), DType::kF16);
   // gelu_tanh(1) = 0.841192, gelu_tanh(-1) < 0, gelu_tanh(0.5) = 0.345714, gelu_tanh(1.5) =
   // 1.399572; f16 rounding.
-  expect_values(y[0], {2, 3}, {0.8411919857864306, -1, 0.34571400982514394, -1,
-                               0.8411919857864306, 1.3995715764013544},
-                1e-3);
+  expect_values(
+      y[0], {2, 3},
+      {0.8411919857864306, -1, 0.34571400982514394, -1, 0.8411919857864306, 1.3995715764013544},
+      1e-3);
 }
 
 }  // namespace

@@ -72,19 +72,28 @@ TEST(ElementwiseVariadic, Float16SumRoundsOnceAtTheEnd) {
 }
 
 TEST(ElementwiseVariadic, EmptyInputsGiveEmptyOutputs) {
-  const Tensor y = run_op1(Op::kSum, {Tensor(DType::kF32, {0, 2}), f32({2}, {1, 2}),
-                                      f32({1, 1}, {1})});
+  const Tensor y =
+      run_op1(Op::kSum, {Tensor(DType::kF32, {0, 2}), f32({2}, {1, 2}), f32({1, 1}, {1})});
   EXPECT_EQ(y.dims(), (std::vector<int64_t>{0, 2}));
 }
 
 TEST(ElementwiseVariadicErrors, DtypesAndShapesMustAgree) {
-  expect_error([] { run_op1(Op::kMax, {f32({1}, {1}), f32({1}, {2}), i64({1}, {3})}); },
-               ErrorCode::kShapeMismatch, {"Max_under_test", "Max", "i64[1]", "inputs 0 and 2"});
-  expect_error([] { run_op1(Op::kSum, {f32({2}, {1, 2}), f32({3}, {1, 2, 3})}); },
-               ErrorCode::kShapeMismatch, {"Sum_under_test", "f32[2]", "f32[3]", "broadcast"});
+  expect_error(
+      [] {
+        run_op1(Op::kMax, {f32({1}, {1}), f32({1}, {2}), i64({1}, {3})});
+      },
+      ErrorCode::kShapeMismatch, {"Max_under_test", "Max", "i64[1]", "inputs 0 and 2"});
+  expect_error(
+      [] {
+        run_op1(Op::kSum, {f32({2}, {1, 2}), f32({3}, {1, 2, 3})});
+      },
+      ErrorCode::kShapeMismatch, {"Sum_under_test", "f32[2]", "f32[3]", "broadcast"});
   // ONNX defines Sum and Mean on float types only.
-  expect_error([] { run_op1(Op::kSum, {i64({1}, {1}), i64({1}, {2})}); },
-               ErrorCode::kShapeMismatch, {"Sum", "i64[1]", "f32, f16, bf16, f64"});
+  expect_error(
+      [] {
+        run_op1(Op::kSum, {i64({1}, {1}), i64({1}, {2})});
+      },
+      ErrorCode::kShapeMismatch, {"Sum", "i64[1]", "f32, f16, bf16, f64"});
   expect_error([] { run_op1(Op::kMean, {i64({1}, {1})}); }, ErrorCode::kShapeMismatch,
                {"Mean", "i64[1]"});
   expect_error([] { run_op1(Op::kMin, {Tensor::from_vector<bool>({1}, {true})}); },

@@ -53,9 +53,13 @@ To convert(From v) {
   } else if constexpr (std::is_same_v<From, bool>) {
     return static_cast<To>(static_cast<ComputeType<To>>(v ? 1 : 0));
   } else if constexpr (kIs16BitFloat<To>) {
-    if constexpr (std::is_same_v<From, double>) return To(double_to_float_round_odd(v));
-    else if constexpr (std::is_integral_v<From>) return To(int_to_float_round_odd(v));
-    else return To(static_cast<float>(v));  // float, or the other 16-bit type (exact widening)
+    if constexpr (std::is_same_v<From, double>) {
+      return To(double_to_float_round_odd(v));
+    } else if constexpr (std::is_integral_v<From>) {
+      return To(int_to_float_round_odd(v));
+    } else {
+      return To(static_cast<float>(v));  // float, or the other 16-bit type (exact widening)
+    }
   } else if constexpr (std::is_floating_point_v<To>) {
     return static_cast<To>(static_cast<CF>(v));
   } else if constexpr (kIsFloat<From>) {
@@ -78,7 +82,9 @@ void cast_tensor(const Tensor& in, Tensor& out) {
 }
 
 // The output's dtype comes from inference (attribute `to`, or the dtype of CastLike's input 1).
-void cast(const KernelArgs& a) { cast_tensor(a.inputs[0], a.outputs[0]); }
+void cast(const KernelArgs& a) {
+  cast_tensor(a.inputs[0], a.outputs[0]);
+}
 
 }  // namespace
 

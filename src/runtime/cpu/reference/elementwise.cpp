@@ -31,9 +31,13 @@ void abs(const KernelArgs& a) {
     using T = typename decltype(tag)::type;
     map_same_type<T>(a.inputs[0], a.outputs[0], [](auto x) {
       using C = decltype(x);
-      if constexpr (std::is_floating_point_v<C>) return std::fabs(x);
-      else if constexpr (std::is_unsigned_v<C>) return x;
-      else return x < 0 ? wrap_neg(x) : x;  // the most negative value stays itself, as in numpy
+      if constexpr (std::is_floating_point_v<C>) {
+        return std::fabs(x);
+      } else if constexpr (std::is_unsigned_v<C>) {
+        return x;
+      } else {
+        return x < 0 ? wrap_neg(x) : x;  // the most negative value stays itself, as in numpy
+      }
     });
   });
 }
@@ -42,8 +46,11 @@ void neg(const KernelArgs& a) {
   visit_numeric_dtype(a.inputs[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     map_same_type<T>(a.inputs[0], a.outputs[0], [](auto x) {
-      if constexpr (std::is_integral_v<decltype(x)>) return wrap_neg(x);
-      else return -x;
+      if constexpr (std::is_integral_v<decltype(x)>) {
+        return wrap_neg(x);
+      } else {
+        return -x;
+      }
     });
   });
 }
@@ -100,9 +107,8 @@ void is_nan(const KernelArgs& a) {
 void is_inf(const KernelArgs& a) {
   const bool negative = a.attrs().get_int("detect_negative", 1) != 0;
   const bool positive = a.attrs().get_int("detect_positive", 1) != 0;
-  float_predicate(a, [&](auto x) {
-    return std::isinf(x) && ((x > 0 && positive) || (x < 0 && negative));
-  });
+  float_predicate(
+      a, [&](auto x) { return std::isinf(x) && ((x > 0 && positive) || (x < 0 && negative)); });
 }
 
 }  // namespace

@@ -17,17 +17,18 @@ void broadcast_same_type(const KernelArgs& a, F&& f) {
   const T* x = a.inputs[0].data<T>();
   const T* y = a.inputs[1].data<T>();
   T* out = a.outputs[0].data<T>();
-  for_each_broadcast(a.outputs[0], {&a.inputs[0], &a.inputs[1]}, [&](int64_t i, const MultiIndex& it) {
-    out[i] = static_cast<T>(f(static_cast<C>(x[it.offset(0)]), static_cast<C>(y[it.offset(1)])));
-  });
+  for_each_broadcast(
+      a.outputs[0], {&a.inputs[0], &a.inputs[1]}, [&](int64_t i, const MultiIndex& it) {
+        out[i] =
+            static_cast<T>(f(static_cast<C>(x[it.offset(0)]), static_cast<C>(y[it.offset(1)])));
+      });
 }
 
 // The same over every numeric dtype.
 template <class F>
 void numeric_binary(const KernelArgs& a, F&& f) {
-  visit_numeric_dtype(a.inputs[0].dtype(), [&](auto tag) {
-    broadcast_same_type<typename decltype(tag)::type>(a, f);
-  });
+  visit_numeric_dtype(a.inputs[0].dtype(),
+                      [&](auto tag) { broadcast_same_type<typename decltype(tag)::type>(a, f); });
 }
 
 void add(const KernelArgs& a) {
@@ -140,9 +141,10 @@ void compare(const KernelArgs& a, Pred pred) {
     const T* x = a.inputs[0].data<T>();
     const T* y = a.inputs[1].data<T>();
     bool* out = a.outputs[0].data<bool>();
-    for_each_broadcast(a.outputs[0], {&a.inputs[0], &a.inputs[1]}, [&](int64_t i, const MultiIndex& it) {
-      out[i] = pred(static_cast<C>(x[it.offset(0)]), static_cast<C>(y[it.offset(1)]));
-    });
+    for_each_broadcast(
+        a.outputs[0], {&a.inputs[0], &a.inputs[1]}, [&](int64_t i, const MultiIndex& it) {
+          out[i] = pred(static_cast<C>(x[it.offset(0)]), static_cast<C>(y[it.offset(1)]));
+        });
   });
 }
 
@@ -174,9 +176,8 @@ void logical_xor(const KernelArgs& a) {
 
 template <class F>
 void integer_binary(const KernelArgs& a, F&& f) {
-  visit_integer_dtype(a.inputs[0].dtype(), [&](auto tag) {
-    broadcast_same_type<typename decltype(tag)::type>(a, f);
-  });
+  visit_integer_dtype(a.inputs[0].dtype(),
+                      [&](auto tag) { broadcast_same_type<typename decltype(tag)::type>(a, f); });
 }
 
 void bitwise_and(const KernelArgs& a) {

@@ -94,18 +94,27 @@ T wrap_neg(T a) {
 // Sum, difference and product in the compute type C: wrapping for integers, IEEE for floats.
 template <class C>
 C add_c(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap_add(a, b);
-  else return a + b;
+  if constexpr (std::is_integral_v<C>) {
+    return wrap_add(a, b);
+  } else {
+    return a + b;
+  }
 }
 template <class C>
 C sub_c(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap_sub(a, b);
-  else return a - b;
+  if constexpr (std::is_integral_v<C>) {
+    return wrap_sub(a, b);
+  } else {
+    return a - b;
+  }
 }
 template <class C>
 C mul_c(C a, C b) {
-  if constexpr (std::is_integral_v<C>) return wrap_mul(a, b);
-  else return a * b;
+  if constexpr (std::is_integral_v<C>) {
+    return wrap_mul(a, b);
+  } else {
+    return a * b;
+  }
 }
 
 // Float to integer (Cast, Pow with an integer base): truncation toward zero. Out of range, ONNX
@@ -124,8 +133,11 @@ I float_to_int(double v) {
 
 template <class C>
 bool is_nan_c(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
 }
 
 }  // namespace gf::ref

@@ -50,8 +50,8 @@ float attr(const KernelArgs& a, const char* name, float fallback) {
   return a.attrs().get_float(name, fallback);
 }
 
-#define GF_FLOAT_UNARY(name, expr) \
-  void name(const KernelArgs& a) { \
+#define GF_FLOAT_UNARY(name, expr)             \
+  void name(const KernelArgs& a) {             \
     float_map(a, [](auto x) { return expr; }); \
   }
 
@@ -64,10 +64,10 @@ GF_FLOAT_UNARY(reciprocal_k, decltype(x)(1) / x)
 GF_FLOAT_UNARY(tanh_k, std::tanh(x))
 GF_FLOAT_UNARY(erf_k, std::erf(x))
 GF_FLOAT_UNARY(sigmoid_k, sigmoid(x))
-GF_FLOAT_UNARY(hard_swish_k, x * clamp01(x / decltype(x)(6) + decltype(x)(0.5)))
+GF_FLOAT_UNARY(hard_swish_k, x* clamp01(x / decltype(x)(6) + decltype(x)(0.5)))
 GF_FLOAT_UNARY(softplus_k, softplus(x))
 GF_FLOAT_UNARY(softsign_k, x / (decltype(x)(1) + std::fabs(x)))
-GF_FLOAT_UNARY(mish_k, x * std::tanh(softplus(x)))
+GF_FLOAT_UNARY(mish_k, x* std::tanh(softplus(x)))
 GF_FLOAT_UNARY(sin_k, std::sin(x))
 GF_FLOAT_UNARY(cos_k, std::cos(x))
 GF_FLOAT_UNARY(tan_k, std::tan(x))

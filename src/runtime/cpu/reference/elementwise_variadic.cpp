@@ -35,21 +35,25 @@ auto no_finish = [](auto acc) { return acc; };
 
 // NaN propagates: once the running value is NaN, no comparison replaces it.
 void min(const KernelArgs& a) {
-  fold_inputs(a, [](auto acc, auto v) { return is_nan_c(v) || v < acc ? v : acc; }, no_finish);
+  fold_inputs(
+      a, [](auto acc, auto v) { return is_nan_c(v) || v < acc ? v : acc; }, no_finish);
 }
 
 void max(const KernelArgs& a) {
-  fold_inputs(a, [](auto acc, auto v) { return is_nan_c(v) || v > acc ? v : acc; }, no_finish);
+  fold_inputs(
+      a, [](auto acc, auto v) { return is_nan_c(v) || v > acc ? v : acc; }, no_finish);
 }
 
 void sum(const KernelArgs& a) {
-  fold_inputs(a, [](auto acc, auto v) { return add_c(acc, v); }, no_finish);
+  fold_inputs(
+      a, [](auto acc, auto v) { return add_c(acc, v); }, no_finish);
 }
 
 void mean(const KernelArgs& a) {
   const auto n = static_cast<double>(a.inputs.size());
-  fold_inputs(a, [](auto acc, auto v) { return add_c(acc, v); },
-              [n](auto acc) { return static_cast<decltype(acc)>(acc / static_cast<decltype(acc)>(n)); });
+  fold_inputs(
+      a, [](auto acc, auto v) { return add_c(acc, v); },
+      [n](auto acc) { return static_cast<decltype(acc)>(acc / static_cast<decltype(acc)>(n)); });
 }
 
 }  // namespace
