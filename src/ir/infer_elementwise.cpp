@@ -1,7 +1,5 @@
 // Shape inference for the elementwise op family: unary ops, Cast/CastLike, Identity, Dropout.
 // The broadcast half (binary, variadic, Where, Clip, PRelu) is in infer_broadcast.cpp.
-#include <cmath>
-
 #include "ir/infer.h"
 #include "ir/infer_elementwise_family.h"
 
