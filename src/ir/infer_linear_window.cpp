@@ -220,10 +220,10 @@ std::vector<TensorType> infer_global_pool(InferContext& ctx) {
   ctx.expect_float(0);
   expect_spatial_input(ctx);
   const Shape& x = ctx.shape(0);
-  for (size_t i = 2; ctx.node().op == Op::kGlobalMaxPool && i < x.rank(); ++i) {
-    if (x[i].is_static() && x[i].value() == 0) {
-      ctx.fail("the max over an empty spatial extent is undefined");
-    }
+  const bool empty_plane = std::any_of(
+      x.begin() + 2, x.end(), [](const Dim& d) { return d.is_static() && d.value() == 0; });
+  if (empty_plane && ctx.node().op == Op::kGlobalMaxPool) {
+    ctx.fail("the max over an empty spatial extent is undefined");
   }
   std::vector<Dim> out{x[0], x[1]};
   out.resize(x.rank(), Dim(1));

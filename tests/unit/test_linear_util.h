@@ -23,11 +23,6 @@ inline Tensor pattern(std::vector<int64_t> dims, int seed, DType dtype = DType::
   return to_dtype(t, dtype);
 }
 
-inline std::vector<double> scaled(std::vector<double> v, double by) {
-  for (double& x : v) x *= by;
-  return v;
-}
-
 // A name for dtype-parameterised assertions.
 inline std::string dtype_label(DType t) {
   return std::string(dtype_name(t));
