@@ -52,6 +52,25 @@ TEST(LinearMatMul, BatchDimsBroadcast) {
   expect_values(y, {2, 3, 2, 2}, kBatchBroadcast);
 }
 
+TEST(LinearMatMul, OddSizedBatchAgreesWithTheDefinition) {
+  // Sizes off every BLAS blocking boundary, with the right operand broadcast over the batch;
+  // the expectation is the triple loop of the definition, in double.
+  const int64_t batch = 3, m = 33, k = 47, n = 29;
+  const Tensor a = pattern({batch, m, k}, 1), b = pattern({k, n}, 2);
+  std::vector<double> expected;
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc += a.element_as_double((t * m + i) * k + p) * b.element_as_double(p * n + j);
+        expected.push_back(acc);
+      }
+  expect_values(run_op1(Op::kMatMul, {a, b}), {batch, m, n}, expected, 1e-5, 1e-5);
+  expect_values(run_op1(Op::kMatMul, {to_dtype(a, DType::kF64), to_dtype(b, DType::kF64)}),
+                {batch, m, n}, expected, 1e-12, 1e-12);
+}
+
 TEST(LinearMatMul, EveryDtype) {
   for (DType t : {DType::kF16, DType::kBF16, DType::kF64}) {
     SCOPED_TRACE(testing::dtype_label(t));

@@ -5,8 +5,10 @@
 //   key j > query i: top-left aligned because there is no past), NaN-propagating softmax,
 //   and a zero output row where the bias is -inf for every key.
 // Query head h reads K/V head h / (Hq / Hkv) (grouped and multi-query attention).
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "runtime/cpu/reference/linear_family.h"
 #include "runtime/cpu/reference/ref_util.h"
@@ -46,6 +48,61 @@ C nan_max(C a, C b) {
   return std::isnan(a) || std::isnan(b) ? std::numeric_limits<C>::quiet_NaN() : std::max(a, b);
 }
 
+// The additive bias of key j for query i of head h in batch b: attn_mask (bool as 0 / -inf,
+// float as is) broadcast over [B, Hq, S], -inf past the mask's last column, plus the causal
+// -inf for keys after the query.
+template <class T>
+class AttentionBias {
+ public:
+  using C = ComputeType<T>;
+  static constexpr C kNegInf = -std::numeric_limits<C>::infinity();
+
+  AttentionBias(const KernelArgs& args, const AttentionShape& sh)
+      : causal_(args.attrs().get_int("is_causal", 0) != 0) {
+    if (!args.has_input(3)) return;
+    mask_ = &args.inputs[3];
+    columns_ = mask_->dims().back();
+    strides_ = broadcast_strides(mask_->dims(), {sh.batch, sh.q_heads, sh.q_len, columns_});
+  }
+
+  C at(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    C bias = 0;
+    if (mask_ != nullptr) {
+      const int64_t at = b * strides_[0] + h * strides_[1] + i * strides_[2] + j * strides_[3];
+      if (j >= columns_) {
+        bias = kNegInf;
+      } else if (mask_->dtype() == DType::kBool) {
+        bias = mask_->data<bool>()[at] ? C(0) : kNegInf;
+      } else {
+        bias = static_cast<C>(mask_->data<T>()[at]);
+      }
+    }
+    return causal_ && j > i ? bias + kNegInf : bias;
+  }
+
+ private:
+  bool causal_;
+  const Tensor* mask_ = nullptr;
+  int64_t columns_ = 0;
+  std::vector<int64_t> strides_;
+};
+
+// Softmax in place as ONNX's reference computes it: NaN propagates through the max, and a row
+// whose every score is -inf becomes zeros instead of 0/0.
+template <class C>
+void softmax_in_place(std::vector<C>& row) {
+  C row_max = -std::numeric_limits<C>::infinity();
+  for (C s : row) row_max = nan_max(row_max, s);
+  const C shift = std::isinf(row_max) && row_max < 0 ? C(0) : row_max;
+  C sum = 0;
+  for (C& s : row) {
+    s = std::exp(s - shift);
+    sum += s;
+  }
+  if (sum == C(0)) sum = 1;
+  for (C& s : row) s /= sum;
+}
+
 void attention(const KernelArgs& args) {
   const AttentionShape sh = attention_shape(args);
   const HeadLayout ql = HeadLayout::of(sh.packed, sh.q_heads, sh.q_len, sh.head_dim);
@@ -53,62 +110,39 @@ void attention(const KernelArgs& args) {
   const HeadLayout vl = HeadLayout::of(sh.packed, sh.kv_heads, sh.kv_len, sh.v_head_dim);
   const HeadLayout yl = HeadLayout::of(sh.packed, sh.q_heads, sh.q_len, sh.v_head_dim);
   const int64_t group = sh.q_heads / sh.kv_heads;
-  const bool causal = args.attrs().get_int("is_causal", 0) != 0;
   const double softcap = args.attrs().get_float("softcap", 0.0f);
   const double scale = args.attrs().has("scale")
                            ? static_cast<double>(args.attrs().get_float("scale", 0.0f))
                            : 1.0 / std::sqrt(static_cast<double>(sh.head_dim));
 
-  // The mask, broadcast over [B, Hq, S] and read only where its last dim reaches.
-  const bool has_mask = args.has_input(3);
-  const Tensor mask = has_mask ? args.inputs[3] : Tensor();
-  const int64_t mask_len = has_mask ? mask.dims().back() : 0;
-  const std::vector<int64_t> mask_strides =
-      has_mask ? broadcast_strides(mask.dims(), {sh.batch, sh.q_heads, sh.q_len, mask_len})
-               : std::vector<int64_t>(4, 0);
-
   visit_float_dtype(args.inputs[0].dtype(), "Attention", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
-    constexpr C kNegInf = -std::numeric_limits<C>::infinity();
+    const AttentionBias<T> bias(args, sh);
     const T* q = args.inputs[0].data<T>();
     const T* k = args.inputs[1].data<T>();
     const T* v = args.inputs[2].data<T>();
     T* y = args.outputs[0].data<T>();
+    // ONNX scales Q and K by sqrt(scale) each (rounded to the compute type), not the product.
     const C root_scale = static_cast<C>(std::sqrt(scale));
-    std::vector<C> bias(static_cast<size_t>(sh.kv_len)), score(static_cast<size_t>(sh.kv_len));
+    std::vector<C> row_bias(static_cast<size_t>(sh.kv_len)), p(static_cast<size_t>(sh.kv_len));
 
     for (int64_t b = 0; b < sh.batch; ++b) {
       for (int64_t h = 0; h < sh.q_heads; ++h) {
         const int64_t kv_h = h / group;
         for (int64_t i = 0; i < sh.q_len; ++i) {
-          // Additive bias of every key for query i; the row is fully masked if all are -inf.
-          C bias_max = kNegInf;
-          for (int64_t j = 0; j < sh.kv_len; ++j) {
-            C bj = 0;
-            if (has_mask) {
-              const int64_t at = b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2] +
-                                 j * mask_strides[3];
-              if (j >= mask_len) {
-                bj = kNegInf;
-              } else if (mask.dtype() == DType::kBool) {
-                bj = mask.data<bool>()[at] ? C(0) : kNegInf;
-              } else {
-                bj = static_cast<C>(mask.data<T>()[at]);
-              }
-            }
-            if (causal && j > i) bj += kNegInf;
-            bias[static_cast<size_t>(j)] = bj;
-            bias_max = nan_max(bias_max, bj);
-          }
           T* y_row = y + yl.at(b, h, i);
-          if (bias_max == kNegInf) {
+          C bias_max = AttentionBias<T>::kNegInf;
+          for (int64_t j = 0; j < sh.kv_len; ++j) {
+            row_bias[static_cast<size_t>(j)] = bias.at(b, h, i, j);
+            bias_max = nan_max(bias_max, row_bias[static_cast<size_t>(j)]);
+          }
+          if (bias_max == AttentionBias<T>::kNegInf) {  // no key to attend (or no keys at all)
             for (int64_t d = 0; d < sh.v_head_dim; ++d) y_row[d] = T(C(0));
             continue;
           }
-          // Scores, softcapped before the bias so that -inf stays -inf.
+          // Scores, softcapped before the bias so that a masked -inf stays -inf.
           const T* q_row = q + ql.at(b, h, i);
-          C row_max = kNegInf;
           for (int64_t j = 0; j < sh.kv_len; ++j) {
             const T* k_row = k + kl.at(b, kv_h, j);
             C s = 0;
@@ -117,23 +151,13 @@ void attention(const KernelArgs& args) {
                   (static_cast<C>(q_row[d]) * root_scale) * (static_cast<C>(k_row[d]) * root_scale);
             }
             if (softcap > 0) s = static_cast<C>(softcap) * std::tanh(s / static_cast<C>(softcap));
-            s += bias[static_cast<size_t>(j)];
-            score[static_cast<size_t>(j)] = s;
-            row_max = nan_max(row_max, s);
+            p[static_cast<size_t>(j)] = s + row_bias[static_cast<size_t>(j)];
           }
-          // Softmax as ONNX's reference does it: a row whose every score is -inf gives zeros.
-          const C shift = row_max == kNegInf ? C(0) : row_max;
-          C sum = 0;
-          for (C& s : score) {
-            s = std::exp(s - shift);
-            sum += s;
-          }
-          if (sum == C(0)) sum = 1;
-          for (C& s : score) s /= sum;
+          softmax_in_place(p);
           for (int64_t d = 0; d < sh.v_head_dim; ++d) {
             C acc = 0;
             for (int64_t j = 0; j < sh.kv_len; ++j) {
-              acc += score[static_cast<size_t>(j)] * static_cast<C>(v[vl.at(b, kv_h, j) + d]);
+              acc += p[static_cast<size_t>(j)] * static_cast<C>(v[vl.at(b, kv_h, j) + d]);
             }
             y_row[d] = T(acc);
           }
