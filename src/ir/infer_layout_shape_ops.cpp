@@ -92,8 +92,10 @@ std::vector<TensorType> infer_range(InferContext& ctx) {
     expect_scalar(ctx, i, names[i]);
   }
   const DType t = ctx.dtype(0);
-  if ((t == DType::kF16 || t == DType::kBF16) && ctx.attrs().get_int("stash_type", 1) != 1) {
-    ctx.fail("stash_type other than 1 (compute in f32) is not supported",
+  // stash_type holds an ONNX TensorProto code: 1 = float, 11 = double.
+  const int64_t stash = ctx.attrs().get_int("stash_type", 1);
+  if ((t == DType::kF16 || t == DType::kBF16) && stash != 1 && stash != 11) {
+    ctx.fail("stash_type " + std::to_string(stash) + " is not supported (1 = f32, 11 = f64)",
              ErrorCode::kUnsupported);
   }
   const Tensor *start = ctx.value(0), *limit = ctx.value(1), *delta = ctx.value(2);

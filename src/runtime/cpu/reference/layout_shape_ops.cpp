@@ -1,5 +1,7 @@
 // Reference kernels for the shape producers: Shape, Size, ConstantOfShape, Range. Inference has
 // already sized (and bounded) every output; the kernels only fill it.
+#include <type_traits>
+
 #include "ir/dtype_dispatch.h"
 #include "ir/layout_rules.h"
 #include "runtime/cpu/reference/layout_family.h"
@@ -29,23 +31,35 @@ void constant_of_shape(const KernelArgs& a) {
   for (int64_t i = 0; i < y.numel(); ++i) copy_element(y, i, *value, 0);
 }
 
-// output[i] = start + i * delta. Floats are computed in double and rounded once; integers wrap
-// through uint64, which is exact because every true value lies between start and limit.
+template <class C, class T>
+void fill_range(T* out, int64_t n, C start, C delta) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = T(static_cast<ComputeType<T>>(start + static_cast<C>(i) * delta));
+  }
+}
+
+// output[i] = start + i * delta, as ONNX's reference computes it: f32 and f64 in double, rounded
+// once; f16/bf16 in the stash type (f32 by default); integers through uint64, which wraps
+// exactly because every true value lies between start and limit.
 void range(const KernelArgs& a) {
   Tensor& y = a.outputs[0];
+  const bool stash_f32 = a.attrs().get_int("stash_type", 1) == 1;
   visit_dtype(y.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* out = y.data<T>();
+    const int64_t n = y.numel();
     if constexpr (kIsFloat<T>) {
       const double start = a.inputs[0].element_as_double(0);
       const double delta = a.inputs[2].element_as_double(0);
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        out[i] = T(static_cast<ComputeType<T>>(start + static_cast<double>(i) * delta));
+      if (!std::is_same_v<ComputeType<T>, T> && stash_f32) {
+        fill_range<float>(out, n, static_cast<float>(start), static_cast<float>(delta));
+      } else {
+        fill_range<double>(out, n, start, delta);
       }
     } else {
       const uint64_t start = static_cast<uint64_t>(a.inputs[0].element_as_int(0));
       const uint64_t delta = static_cast<uint64_t>(a.inputs[2].element_as_int(0));
-      for (int64_t i = 0; i < y.numel(); ++i) {
+      for (int64_t i = 0; i < n; ++i) {
         out[i] = static_cast<T>(static_cast<int64_t>(start + static_cast<uint64_t>(i) * delta));
       }
     }
