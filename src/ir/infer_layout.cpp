@@ -23,8 +23,8 @@ void expect_scalar(const InferContext& ctx, int i, const char* what) {
   const Shape& s = ctx.shape(i);
   const bool one = s.rank() == 0 || (s.rank() == 1 && (!s[0].is_static() || s[0].value() == 1));
   if (!one) {
-    ctx.fail(std::string(what) + " (input " + std::to_string(i) +
-             ") must be a scalar, got " + ctx.input(i).to_string());
+    ctx.fail(std::string(what) + " (input " + std::to_string(i) + ") must be a scalar, got " +
+             ctx.input(i).to_string());
   }
 }
 
@@ -52,9 +52,9 @@ std::vector<int64_t> normalize_axes(const InferContext& ctx, std::vector<int64_t
     a = ctx.normalize_axis(a, rank, what);
     if (rank == 0) ctx.fail(std::string(what) + " given for a scalar", ErrorCode::kInvalidGraph);
     if (seen[static_cast<size_t>(a)]) {
-      ctx.fail(std::string(what) + " " + ints_to_string(given) + " repeat axis " +
-                   std::to_string(a),
-               ErrorCode::kInvalidGraph);
+      ctx.fail(
+          std::string(what) + " " + ints_to_string(given) + " repeat axis " + std::to_string(a),
+          ErrorCode::kInvalidGraph);
     }
     seen[static_cast<size_t>(a)] = true;
   }
@@ -172,8 +172,7 @@ Dim infer_reshape_wildcard(const InferContext& ctx, const Shape& in, const std::
     }
     return Dim(fin.static_product / fout.static_product);
   }
-  if (rest.size() == 1 && rest.begin()->second == 1 &&
-      fin.static_product == fout.static_product) {
+  if (rest.size() == 1 && rest.begin()->second == 1 && fin.static_product == fout.static_product) {
     return Dim(rest.begin()->first);
   }
   return Dim::unknown();
@@ -243,8 +242,8 @@ std::vector<TensorType> infer_transpose(InferContext& ctx) {
     if (valid) seen[static_cast<size_t>(perm[i])] = true;
   }
   if (!valid) {
-    ctx.fail("perm " + ints_to_string(perm) + " is not a permutation of the " +
-                 std::to_string(r) + " axes",
+    ctx.fail("perm " + ints_to_string(perm) + " is not a permutation of the " + std::to_string(r) +
+                 " axes",
              ErrorCode::kInvalidGraph);
   }
   std::vector<Dim> out;
@@ -261,7 +260,8 @@ std::vector<TensorType> infer_squeeze(InferContext& ctx) {
     const std::optional<std::vector<int64_t>> axes = ctx.int_values(1);
     if (!axes) {
       const int64_t n = layout::required_vector_length(ctx, 1, "axes");
-      if (n > r) ctx.fail("cannot squeeze " + std::to_string(n) + " axes", ErrorCode::kInvalidGraph);
+      if (n > r)
+        ctx.fail("cannot squeeze " + std::to_string(n) + " axes", ErrorCode::kInvalidGraph);
       return {TensorType{ctx.dtype(0), Shape::unknown_of_rank(static_cast<size_t>(r - n))}};
     }
     for (int64_t a : layout::normalize_axes(ctx, *axes, r, "axes")) {
@@ -296,7 +296,8 @@ std::vector<TensorType> infer_unsqueeze(InferContext& ctx) {
   const int64_t n =
       axes ? static_cast<int64_t>(axes->size()) : layout::required_vector_length(ctx, 1, "axes");
   const int64_t out_rank = static_cast<int64_t>(in.rank()) + n;
-  if (!axes) return {TensorType{ctx.dtype(0), Shape::unknown_of_rank(static_cast<size_t>(out_rank))}};
+  if (!axes)
+    return {TensorType{ctx.dtype(0), Shape::unknown_of_rank(static_cast<size_t>(out_rank))}};
   // Axes refer to the output, whose rank counts the new dims.
   std::vector<bool> is_new(static_cast<size_t>(out_rank), false);
   for (int64_t a : layout::normalize_axes(ctx, *axes, out_rank, "axes")) {
@@ -304,7 +305,8 @@ std::vector<TensorType> infer_unsqueeze(InferContext& ctx) {
   }
   std::vector<Dim> out;
   size_t next = 0;
-  for (int64_t i = 0; i < out_rank; ++i) out.push_back(is_new[static_cast<size_t>(i)] ? Dim(1) : in[next++]);
+  for (int64_t i = 0; i < out_rank; ++i)
+    out.push_back(is_new[static_cast<size_t>(i)] ? Dim(1) : in[next++]);
   return {TensorType{ctx.dtype(0), Shape(std::move(out))}};
 }
 
@@ -319,14 +321,14 @@ std::vector<TensorType> infer_flatten(InferContext& ctx) {
   }
   if (axis < 0) axis += r;
   const std::span<const Dim> dims(in.dims());
-  return {TensorType{ctx.dtype(0),
-                     Shape{dim_product(dims.first(static_cast<size_t>(axis))),
-                           dim_product(dims.subspan(static_cast<size_t>(axis)))}}};
+  return {TensorType{ctx.dtype(0), Shape{dim_product(dims.first(static_cast<size_t>(axis))),
+                                         dim_product(dims.subspan(static_cast<size_t>(axis)))}}};
 }
 
 // Two dims that must be equal: the static one wins; nullopt when both are static and differ.
 std::optional<Dim> merge_equal_dims(const Dim& a, const Dim& b) {
-  if (a.is_static() && b.is_static()) return a.value() == b.value() ? std::optional(a) : std::nullopt;
+  if (a.is_static() && b.is_static())
+    return a.value() == b.value() ? std::optional(a) : std::nullopt;
   if (a.is_static()) return a;
   if (b.is_static()) return b;
   return a.is_symbolic() ? a : b;
@@ -336,8 +338,7 @@ std::vector<TensorType> infer_concat(InferContext& ctx) {
   if (!ctx.attrs().has("axis")) ctx.fail("attribute 'axis' is required", ErrorCode::kInvalidGraph);
   const size_t r = ctx.rank(0);
   if (r == 0) ctx.fail("cannot concatenate scalars");
-  const int64_t axis =
-      ctx.normalize_axis(ctx.attrs().get_int("axis", 0), static_cast<int64_t>(r));
+  const int64_t axis = ctx.normalize_axis(ctx.attrs().get_int("axis", 0), static_cast<int64_t>(r));
   std::vector<Dim> out = ctx.shape(0).dims();
   std::vector<Dim> along{out[static_cast<size_t>(axis)]};
   for (int i = 1; i < ctx.num_inputs(); ++i) {
@@ -365,8 +366,10 @@ std::vector<TensorType> infer_concat(InferContext& ctx) {
   int64_t sum = 0;
   std::vector<Dim> dynamic;
   for (const Dim& d : along) {
-    if (d.is_static()) sum += d.value();
-    else dynamic.push_back(d);
+    if (d.is_static())
+      sum += d.value();
+    else
+      dynamic.push_back(d);
   }
   out[static_cast<size_t>(axis)] =
       dynamic.empty() ? Dim(sum) : (dynamic.size() == 1 && sum == 0 ? dynamic[0] : Dim::unknown());
@@ -443,13 +446,13 @@ std::vector<TensorType> infer_split(InferContext& ctx) {
 }  // namespace
 
 void register_layout_infer(InferTable& table) {
-  table[static_cast<size_t>(Op::kReshape)] = infer_reshape;
-  table[static_cast<size_t>(Op::kTranspose)] = infer_transpose;
-  table[static_cast<size_t>(Op::kSqueeze)] = infer_squeeze;
-  table[static_cast<size_t>(Op::kUnsqueeze)] = infer_unsqueeze;
-  table[static_cast<size_t>(Op::kFlatten)] = infer_flatten;
-  table[static_cast<size_t>(Op::kConcat)] = infer_concat;
-  table[static_cast<size_t>(Op::kSplit)] = infer_split;
+  table[static_cast<size_t>(Op::kReshape)] = layout::with_node_context<infer_reshape>;
+  table[static_cast<size_t>(Op::kTranspose)] = layout::with_node_context<infer_transpose>;
+  table[static_cast<size_t>(Op::kSqueeze)] = layout::with_node_context<infer_squeeze>;
+  table[static_cast<size_t>(Op::kUnsqueeze)] = layout::with_node_context<infer_unsqueeze>;
+  table[static_cast<size_t>(Op::kFlatten)] = layout::with_node_context<infer_flatten>;
+  table[static_cast<size_t>(Op::kConcat)] = layout::with_node_context<infer_concat>;
+  table[static_cast<size_t>(Op::kSplit)] = layout::with_node_context<infer_split>;
   layout::register_indexing_infer(table);
   layout::register_shape_producer_infer(table);
 }

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "ir/infer.h"
@@ -16,6 +17,18 @@ inline constexpr int64_t kMaxOutputElements = int64_t{1} << 40;
 // The sub-families, registered by register_layout_infer.
 void register_indexing_infer(InferTable& table);
 void register_shape_producer_infer(InferTable& table);
+
+// Wraps an inference function so that errors raised without the node's context (a wrongly
+// typed attribute, say) are re-raised through ctx.fail, naming the node, op and input types.
+template <InferFn Fn>
+std::vector<TensorType> with_node_context(InferContext& ctx) {
+  try {
+    return Fn(ctx);
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with("node '")) throw;
+    ctx.fail(e.what(), e.code());
+  }
+}
 
 // Checks that input `i` (named `what` in messages) is 1-D with one of the `allowed` dtypes.
 void expect_int_vector(const InferContext& ctx, int i, std::initializer_list<DType> allowed,

@@ -238,13 +238,13 @@ std::vector<TensorType> infer_trilu(InferContext& ctx) {
 }  // namespace
 
 void register_indexing_infer(InferTable& table) {
-  table[static_cast<size_t>(Op::kSlice)] = infer_slice;
-  table[static_cast<size_t>(Op::kGather)] = infer_gather;
-  table[static_cast<size_t>(Op::kGatherElements)] = infer_gather_elements;
-  table[static_cast<size_t>(Op::kExpand)] = infer_expand;
-  table[static_cast<size_t>(Op::kTile)] = infer_tile;
-  table[static_cast<size_t>(Op::kPad)] = infer_pad;
-  table[static_cast<size_t>(Op::kTrilu)] = infer_trilu;
+  table[static_cast<size_t>(Op::kSlice)] = with_node_context<infer_slice>;
+  table[static_cast<size_t>(Op::kGather)] = with_node_context<infer_gather>;
+  table[static_cast<size_t>(Op::kGatherElements)] = with_node_context<infer_gather_elements>;
+  table[static_cast<size_t>(Op::kExpand)] = with_node_context<infer_expand>;
+  table[static_cast<size_t>(Op::kTile)] = with_node_context<infer_tile>;
+  table[static_cast<size_t>(Op::kPad)] = with_node_context<infer_pad>;
+  table[static_cast<size_t>(Op::kTrilu)] = with_node_context<infer_trilu>;
 }
 
 }  // namespace gf::layout

@@ -12,8 +12,8 @@ namespace {
 
 std::vector<TensorType> infer_shape(InferContext& ctx) {
   const int64_t r = static_cast<int64_t>(ctx.rank(0));
-  const ShapeRange range = resolve_shape_range(r, ctx.attrs().get_int("start", 0),
-                                               ctx.attrs().get_int("end", r));
+  const ShapeRange range =
+      resolve_shape_range(r, ctx.attrs().get_int("start", 0), ctx.attrs().get_int("end", r));
   return {TensorType{DType::kI64, Shape{Dim(range.end - range.start)}}};
 }
 
@@ -84,8 +84,8 @@ int64_t range_count(const InferContext& ctx, const Tensor& start, const Tensor& 
 }
 
 std::vector<TensorType> infer_range(InferContext& ctx) {
-  ctx.expect_dtype(0, {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32,
-                       DType::kI64});
+  ctx.expect_dtype(0,
+                   {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64});
   const char* names[] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     ctx.expect_same_dtype(0, i);
@@ -106,10 +106,10 @@ std::vector<TensorType> infer_range(InferContext& ctx) {
 }  // namespace
 
 void register_shape_producer_infer(InferTable& table) {
-  table[static_cast<size_t>(Op::kShape)] = infer_shape;
-  table[static_cast<size_t>(Op::kSize)] = infer_size;
-  table[static_cast<size_t>(Op::kConstantOfShape)] = infer_constant_of_shape;
-  table[static_cast<size_t>(Op::kRange)] = infer_range;
+  table[static_cast<size_t>(Op::kShape)] = with_node_context<infer_shape>;
+  table[static_cast<size_t>(Op::kSize)] = with_node_context<infer_size>;
+  table[static_cast<size_t>(Op::kConstantOfShape)] = with_node_context<infer_constant_of_shape>;
+  table[static_cast<size_t>(Op::kRange)] = with_node_context<infer_range>;
 }
 
 }  // namespace gf::layout

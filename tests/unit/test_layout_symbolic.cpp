@@ -9,7 +9,16 @@ using testing::expect_error;
 using testing::expect_values;
 using testing::kI64Max;
 
-Dim sym(const char* name) { return Dim(std::string(name)); }
+Dim sym(const char* name) {
+  return Dim(std::string(name));
+}
+
+// Expects adding node `name` to fail with `code` and every one of `parts` in the message.
+void expect_build_error(GraphBuilder& b, Op op, const std::vector<ValueId>& inputs,
+                        const Attributes& attrs, const std::string& name, ErrorCode code,
+                        const std::vector<std::string>& parts) {
+  expect_error([&] { b.op1(op, inputs, attrs, name); }, code, parts);
+}
 
 // A graph input holding a 1-D i64 operand of length n, so its values are unknown at build time.
 ValueId runtime_ints(GraphBuilder& b, const std::string& name, int64_t n) {
@@ -26,8 +35,9 @@ TEST(LayoutSymbolic, ReshapeCopiesSymbolsAndResolvesMinusOneByCancelling) {
   EXPECT_EQ(b.type(b.reshape(x, {-1, 768})).to_string(), "f32[?,768]");
   // The static rest still divides: 768 / 12 = 64 whatever batch and seq are.
   EXPECT_EQ(b.type(b.reshape(x, {0, 0, 12, -1})).to_string(), "f32[batch,seq,12,64]");
-  expect_error([&] { b.op1(Op::kReshape, {x, b.constant_ints({0, 0, 7, -1})}, {}, "bad_reshape"); },
-               ErrorCode::kShapeMismatch, {"bad_reshape", "Reshape", "f32[batch,seq,768]", "[0,0,7,-1]"});
+  expect_build_error(b, Op::kReshape, {x, b.constant_ints({0, 0, 7, -1})}, {}, "bad_reshape",
+                     ErrorCode::kShapeMismatch,
+                     {"bad_reshape", "Reshape", "f32[batch,seq,768]", "[0,0,7,-1]"});
 }
 
 TEST(LayoutSymbolic, ReshapeWithRuntimeShapeKnowsOnlyTheRank) {
@@ -35,8 +45,8 @@ TEST(LayoutSymbolic, ReshapeWithRuntimeShapeKnowsOnlyTheRank) {
   ValueId x = b.input("x", DType::kF16, Shape{sym("n"), 4});
   EXPECT_EQ(b.type(b.op1(Op::kReshape, {x, runtime_ints(b, "s", 3)})).to_string(), "f16[?,?,?]");
   ValueId dynamic_len = b.input("s2", DType::kI64, Shape{sym("k")});
-  expect_error([&] { b.op1(Op::kReshape, {x, dynamic_len}, {}, "r"); }, ErrorCode::kUnsupported,
-               {"'r'", "Reshape", "i64[k]", "output rank is unknown"});
+  expect_build_error(b, Op::kReshape, {x, dynamic_len}, {}, "r", ErrorCode::kUnsupported,
+                     {"'r'", "Reshape", "i64[k]", "output rank is unknown"});
 }
 
 TEST(LayoutSymbolic, ReshapeOfAShapeNodeRunsWithBoundDims) {
@@ -51,7 +61,8 @@ TEST(LayoutSymbolic, ReshapeOfAShapeNodeRunsWithBoundDims) {
   b.output(y);
   const Graph g = b.build();
   EXPECT_EQ(g.node(0).op, Op::kShape);  // stays a node; folding is a pass's job
-  const auto out = ref::run_graph(g, std::vector<Tensor>{testing::iota_f32({2, 6}), Tensor(DType::kF32, {3, 4})});
+  const auto out = ref::run_graph(
+      g, std::vector<Tensor>{testing::iota_f32({2, 6}), Tensor(DType::kF32, {3, 4})});
   EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(out[0].element_as_double(11), 11.0);
 }
@@ -61,12 +72,14 @@ TEST(LayoutSymbolic, TransposeSqueezeUnsqueezeFlattenMoveSymbols) {
   ValueId x = b.input("x", DType::kBF16, Shape{sym("batch"), 1, sym("seq"), 8});
   EXPECT_EQ(b.type(b.transpose(x, {2, 0, 3, 1})).to_string(), "bf16[seq,batch,8,1]");
   EXPECT_EQ(b.type(b.op1(Op::kTranspose, {x})).to_string(), "bf16[8,seq,1,batch]");
-  EXPECT_EQ(b.type(b.op1(Op::kSqueeze, {x, b.constant_ints({1})})).to_string(), "bf16[batch,seq,8]");
+  EXPECT_EQ(b.type(b.op1(Op::kSqueeze, {x, b.constant_ints({1})})).to_string(),
+            "bf16[batch,seq,8]");
   // A symbolic dim named in axes must be 1 at run time; inference takes it out.
   EXPECT_EQ(b.type(b.op1(Op::kSqueeze, {x, b.constant_ints({0, 1})})).to_string(), "bf16[seq,8]");
-  expect_error([&] { b.op1(Op::kSqueeze, {x}, {}, "sq"); }, ErrorCode::kUnsupported,
-               {"'sq'", "Squeeze", "bf16[batch,1,seq,8]", "dim 0 is 'batch'"});
-  EXPECT_EQ(b.type(b.op1(Op::kSqueeze, {x, runtime_ints(b, "axes", 1)})).to_string(), "bf16[?,?,?]");
+  expect_build_error(b, Op::kSqueeze, {x}, {}, "sq", ErrorCode::kUnsupported,
+                     {"'sq'", "Squeeze", "bf16[batch,1,seq,8]", "dim 0 is 'batch'"});
+  EXPECT_EQ(b.type(b.op1(Op::kSqueeze, {x, runtime_ints(b, "axes", 1)})).to_string(),
+            "bf16[?,?,?]");
   EXPECT_EQ(b.type(b.op1(Op::kUnsqueeze, {x, b.constant_ints({-1, 0})})).to_string(),
             "bf16[1,batch,1,seq,8,1]");
   EXPECT_EQ(b.type(b.op1(Op::kUnsqueeze, {x, runtime_ints(b, "axes2", 2)})).to_string(),
@@ -87,8 +100,9 @@ TEST(LayoutSymbolic, ConcatAndSplitAlongSymbolicAxes) {
   EXPECT_EQ(b.type(b.op1(Op::kConcat, {e, x}, {{"axis", int64_t{0}}})).to_string(), "f32[batch,3]");
   ValueId s = b.input("s", DType::kF32, Shape{2, 4});
   EXPECT_EQ(b.type(b.op1(Op::kConcat, {x, s}, {{"axis", int64_t{1}}})).to_string(), "f32[2,7]");
-  expect_error([&] { b.op1(Op::kConcat, {s, b.input("t", DType::kF32, Shape{3, 4})}, {{"axis", int64_t{1}}}, "cat"); },
-               ErrorCode::kShapeMismatch, {"'cat'", "Concat", "f32[2,4]", "f32[3,4]"});
+  expect_build_error(b, Op::kConcat, {s, b.input("t", DType::kF32, Shape{3, 4})},
+                     {{"axis", int64_t{1}}}, "cat", ErrorCode::kShapeMismatch,
+                     {"'cat'", "Concat", "f32[2,4]", "f32[3,4]"});
 
   ValueId qkv = b.input("qkv", DType::kF32, Shape{sym("batch"), 12});
   auto parts = b.op(Op::kSplit, {qkv, b.constant_ints({4, 4, 4})}, {{"axis", int64_t{-1}}}, 3);
@@ -150,8 +164,8 @@ TEST(LayoutSymbolic, ExpandTilePadTriluWithSymbols) {
 TEST(LayoutSymbolic, PadRejectsWrongLengthsAtBuildTime) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, Shape{sym("batch"), 4});
-  expect_error([&] { b.op1(Op::kPad, {x, b.constant_ints({1, 1})}, {}, "p"); },
-               ErrorCode::kShapeMismatch, {"'p'", "Pad", "f32[batch,4]", "expected 4"});
+  expect_build_error(b, Op::kPad, {x, b.constant_ints({1, 1})}, {}, "p", ErrorCode::kShapeMismatch,
+                     {"'p'", "Pad", "f32[batch,4]", "expected 4"});
   ValueId axes = b.constant_ints({0});
   EXPECT_EQ(b.type(b.op1(Op::kPad, {x, b.constant_ints({1, 1}), kNoValue, axes})).to_string(),
             "f32[?,4]");
@@ -174,12 +188,13 @@ TEST(LayoutSymbolic, ShapeProducersAtBuildTime) {
   ValueId one = b.constant("one", testing::i64({}, {1}));
   ValueId r = b.op1(Op::kRange, {zero, limit, one});
   EXPECT_EQ(b.type(r).to_string(), "i64[?]");
-  EXPECT_EQ(b.type(b.op1(Op::kRange, {zero, b.constant("ten", testing::i64({}, {10})), one})).to_string(),
-            "i64[10]");
-  expect_error([&] { b.op1(Op::kRange, {zero, zero, zero}, {}, "rg"); }, ErrorCode::kInvalidArgument,
-               {"'rg'", "Range", "delta must not be 0"});
-  expect_error([&] { b.op1(Op::kConstantOfShape, {b.constant_ints({1 << 30, 1 << 30, 4})}, {}, "huge"); },
-               ErrorCode::kInvalidArgument, {"'huge'", "ConstantOfShape", "more than 2^40"});
+  EXPECT_EQ(
+      b.type(b.op1(Op::kRange, {zero, b.constant("ten", testing::i64({}, {10})), one})).to_string(),
+      "i64[10]");
+  expect_build_error(b, Op::kRange, {zero, zero, zero}, {}, "rg", ErrorCode::kInvalidArgument,
+                     {"'rg'", "Range", "delta must not be 0"});
+  expect_build_error(b, Op::kConstantOfShape, {b.constant_ints({1 << 30, 1 << 30, 4})}, {}, "huge",
+                     ErrorCode::kInvalidArgument, {"'huge'", "ConstantOfShape", "more than 2^40"});
 }
 
 TEST(LayoutSymbolic, RunGraphBindsSymbolicDims) {

@@ -25,6 +25,13 @@ inline Tensor iota_f32(std::vector<int64_t> dims) {
   return t;
 }
 
+// Expects running `op` on `inputs` to fail with `code` and every one of `parts` in the message.
+inline void expect_op_error(Op op, const std::vector<Tensor>& inputs, const Attributes& attrs,
+                            ErrorCode code, const std::vector<std::string>& parts,
+                            int num_outputs = 1) {
+  expect_error([&] { run_op(op, inputs, attrs, num_outputs); }, code, parts);
+}
+
 // Runs a data-movement op with input 0 converted to every dtype (the other inputs as given) and
 // expects the same values moved: `expected` holds f32 values; for bool, nonzero reads as 1.
 inline void expect_every_dtype(Op op, const Tensor& data, std::vector<Tensor> rest,

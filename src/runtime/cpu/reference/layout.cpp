@@ -39,7 +39,8 @@ using layout::product;
 
 // Reshape, Squeeze, Unsqueeze and Flatten keep the row-major order: only the dims change.
 void copy_data(const KernelArgs& a) {
-  if (a.inputs[0].nbytes()) std::memcpy(a.outputs[0].raw(), a.inputs[0].raw(), a.inputs[0].nbytes());
+  if (a.inputs[0].nbytes())
+    std::memcpy(a.outputs[0].raw(), a.inputs[0].raw(), a.inputs[0].nbytes());
 }
 
 void transpose(const KernelArgs& a) {

@@ -15,8 +15,12 @@ void register_indexing_kernels(KernelTable& table);
 void register_shape_producer_kernels(KernelTable& table);
 
 // Byte access to tensors whose dtype does not matter to the kernel.
-inline const char* bytes_of(const Tensor& t) { return static_cast<const char*>(t.raw()); }
-inline char* bytes_of(Tensor& t) { return static_cast<char*>(t.raw()); }
+inline const char* bytes_of(const Tensor& t) {
+  return static_cast<const char*>(t.raw());
+}
+inline char* bytes_of(Tensor& t) {
+  return static_cast<char*>(t.raw());
+}
 
 // Copies element `from` of `src` to element `to` of `dst`; both have the same dtype.
 inline void copy_element(Tensor& dst, int64_t to, const Tensor& src, int64_t from) {

@@ -111,9 +111,10 @@ void pad(const KernelArgs& a) {
   Tensor& y = a.outputs[0];
   const size_t r = x.rank();
   const std::string mode = a.attrs().get_string("mode", "constant");
-  const std::vector<int64_t> full = pads_for_all_axes(
-      a.inputs[1].to_int_vector(), a.has_input(3) ? a.inputs[3].to_int_vector() : std::vector<int64_t>{},
-      static_cast<int64_t>(r));
+  const std::vector<int64_t> full =
+      pads_for_all_axes(a.inputs[1].to_int_vector(),
+                        a.has_input(3) ? a.inputs[3].to_int_vector() : std::vector<int64_t>{},
+                        static_cast<int64_t>(r));
   // Negative pads crop first: the padded modes read only the `kept` part, from `crop` on.
   std::vector<int64_t> crop(r), kept(r), lead(r);
   for (size_t d = 0; d < r; ++d) {
@@ -131,8 +132,10 @@ void pad(const KernelArgs& a) {
     for (size_t d = 0; d < r && inside; ++d) {
       int64_t j = it.index()[d] - lead[d];
       if (j < 0 || j >= kept[d]) {
-        if (constant) inside = false;
-        else j = pad_source_index(mode, j, kept[d]);
+        if (constant)
+          inside = false;
+        else
+          j = pad_source_index(mode, j, kept[d]);
       }
       from += (j + crop[d]) * strides[d];
     }

@@ -19,10 +19,13 @@ void shape(const KernelArgs& a) {
   const ShapeRange range =
       resolve_shape_range(r, a.attrs().get_int("start", 0), a.attrs().get_int("end", r));
   int64_t* out = a.outputs[0].data<int64_t>();
-  for (int64_t i = range.start; i < range.end; ++i) out[i - range.start] = dims[static_cast<size_t>(i)];
+  for (int64_t i = range.start; i < range.end; ++i)
+    out[i - range.start] = dims[static_cast<size_t>(i)];
 }
 
-void size(const KernelArgs& a) { *a.outputs[0].data<int64_t>() = a.inputs[0].numel(); }
+void size(const KernelArgs& a) {
+  *a.outputs[0].data<int64_t>() = a.inputs[0].numel();
+}
 
 void constant_of_shape(const KernelArgs& a) {
   const Tensor* value = a.attrs().get_tensor("value");
