@@ -4,7 +4,9 @@
 // works on its own buffers.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +17,15 @@ namespace gf {
 
 struct SessionOptions {
   Device device = Device::kCpu;
+  // Cap on the host memory that intermediates of this session's runs may hold at once, summed
+  // over concurrent runs; 0 means the machine's physical memory. A run that would pass it fails
+  // with kOutOfMemory before allocating, and the session stays usable.
+  uint64_t host_memory_limit_bytes = 0;
 };
+
+namespace ref {
+class HostMemoryBudget;
+}
 
 class Session {
  public:
@@ -29,10 +39,14 @@ class Session {
 
   const Graph& graph() const { return graph_; }
   Device device() const { return options_.device; }
+  // Bytes of intermediates held now / at most so far, over all runs of this session.
+  uint64_t host_bytes_in_use() const;
+  uint64_t host_bytes_peak() const;
 
  private:
   Graph graph_;
   SessionOptions options_;
+  std::shared_ptr<ref::HostMemoryBudget> budget_;
 };
 
 }  // namespace gf

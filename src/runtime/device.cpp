@@ -5,7 +5,7 @@ namespace gf {
 std::string_view device_name(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
 
 #ifndef GF_HAVE_CUDA
-CudaProbe probe_cuda() { return CudaProbe{{}, "graphfuse was built without CUDA"}; }
+CudaProbe probe_cuda() { return CudaProbe{{}, "no CUDA device (graphfuse was built without CUDA)"}; }
 #endif
 
 }  // namespace gf

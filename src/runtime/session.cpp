@@ -1,5 +1,8 @@
 #include "graphfuse/session.h"
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <unordered_map>
 
 #include "runtime/cpu/reference/interpreter.h"
@@ -43,8 +46,21 @@ void check_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
 
 }  // namespace
 
+namespace {
+uint64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+}  // namespace
+
 Session::Session(Graph graph, SessionOptions options)
-    : graph_(std::move(graph)), options_(options) {
+    : graph_(std::move(graph)),
+      options_(options),
+      budget_(std::make_shared<ref::HostMemoryBudget>(options.host_memory_limit_bytes
+                                                          ? options.host_memory_limit_bytes
+                                                          : physical_memory_bytes())) {
   infer_shapes(graph_);
   if (options_.device == Device::kCuda) {
     CudaProbe probe = probe_cuda();
@@ -58,8 +74,11 @@ Session::Session(Graph graph, SessionOptions options)
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
   check_inputs(graph_, inputs);
-  return ref::run_graph(graph_, inputs);
+  return ref::run_graph(graph_, inputs, budget_.get());
 }
+
+uint64_t Session::host_bytes_in_use() const { return budget_->in_use(); }
+uint64_t Session::host_bytes_peak() const { return budget_->peak(); }
 
 std::map<std::string, Tensor> Session::run_named(const std::map<std::string, Tensor>& inputs) const {
   std::vector<Tensor> ordered;

@@ -76,35 +76,5 @@ TEST(Graph, PrinterShowsTypesOpsAndNames) {
   EXPECT_NE(text.find("%act: f32[n,3] = Relu(%x)  # act"), std::string::npos) << text;
 }
 
-TEST(Session, RunsAndChecksInputs) {
-  GraphBuilder b;
-  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 2});
-  ValueId y = b.input("y", DType::kF32, Shape{Dim(std::string("n")), 2});
-  b.output(b.op1(Op::kRelu, {b.add(x, y)}), "out");
-  Session s(b.build());
-  auto out = s.run({testing::f32({2, 2}, {1, -5, 3, 4}), testing::f32({2, 2}, {1, 2, -9, 4})});
-  testing::expect_values(out[0], {2, 2}, {2, 0, 0, 8});
-  // Wrong dtype, wrong rank and an inconsistent symbolic dim are clear errors.
-  expect_error([&] { s.run({testing::i64({2, 2}, {1, 2, 3, 4}), testing::f32({2, 2}, {1, 2, 3, 4})}); },
-               ErrorCode::kShapeMismatch, {"input 'x'", "i64[2,2]"});
-  expect_error([&] { s.run({testing::f32({4}, {1, 2, 3, 4}), testing::f32({2, 2}, {1, 2, 3, 4})}); },
-               ErrorCode::kShapeMismatch, {"input 'x'"});
-  expect_error([&] { s.run({testing::f32({2, 2}, {1, 2, 3, 4}), testing::f32({1, 2}, {1, 2})}); },
-               ErrorCode::kShapeMismatch, {"dim 'n'"});
-  auto named = s.run_named(std::map<std::string, Tensor>{{"x", testing::f32({1, 2}, {1, 2})},
-                                                   {"y", testing::f32({1, 2}, {3, -4})}});
-  testing::expect_values(named.at("out"), {1, 2}, {4, 0});
-  expect_error([&] { s.run_named(std::map<std::string, Tensor>{{"x", testing::f32({1, 2}, {1, 2})}}); },
-               ErrorCode::kInvalidArgument, {"'y'"});
-}
-
-TEST(Session, CudaWithoutDeviceIsAClearError) {
-  if (!probe_cuda().devices.empty()) GTEST_SKIP() << "a CUDA device is present";
-  GraphBuilder b;
-  b.output(b.op1(Op::kRelu, {b.input("x", DType::kF32, Shape{2})}));
-  expect_error([&] { Session(b.build(), SessionOptions{Device::kCuda}); }, ErrorCode::kDeviceError,
-               {"no CUDA device"});
-}
-
 }  // namespace
 }  // namespace gf

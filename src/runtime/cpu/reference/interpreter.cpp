@@ -1,5 +1,7 @@
 #include "runtime/cpu/reference/interpreter.h"
 
+#include <algorithm>
+
 #include "ir/infer.h"
 #include "runtime/cpu/reference/kernels.h"
 
@@ -26,7 +28,70 @@ void kernel_fail(const KernelArgs& args, const std::string& msg, ErrorCode code)
   throw Error(code, s + "]: " + msg);
 }
 
-std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs) {
+void HostMemoryBudget::release(uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  in_use_ -= bytes;
+}
+
+uint64_t HostMemoryBudget::in_use() const {
+  std::lock_guard lock(mutex_);
+  return in_use_;
+}
+
+uint64_t HostMemoryBudget::peak() const {
+  std::lock_guard lock(mutex_);
+  return peak_;
+}
+
+uint64_t HostMemoryBudget::reserve(const Node& node, const std::vector<TensorType>& outputs) {
+  std::lock_guard lock(mutex_);
+  uint64_t bytes = 0;
+  for (const TensorType& t : outputs) {
+    const int64_t n = checked_numel(t.shape.static_dims());
+    const auto b = static_cast<uint64_t>(n) * dtype_size(t.dtype);
+    if (b / dtype_size(t.dtype) != static_cast<uint64_t>(n) || bytes + b < bytes ||
+        in_use_ + bytes + b > limit_) {
+      throw Error(ErrorCode::kOutOfMemory,
+                  "node '" + node.name + "' (" + std::string(op_name(node.op)) +
+                      "): output " + t.to_string() + " needs " + std::to_string(b) +
+                      " bytes, over the host memory limit of " + std::to_string(limit_) +
+                      " bytes (" + std::to_string(in_use_ + bytes) + " in use)");
+    }
+    bytes += b;
+  }
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+  return bytes;
+}
+
+namespace {
+
+// What one run holds of a budget; whatever is still held is returned on every exit path.
+class BudgetLease {
+ public:
+  explicit BudgetLease(HostMemoryBudget* budget) : budget_(budget) {}
+  BudgetLease(const BudgetLease&) = delete;
+  BudgetLease& operator=(const BudgetLease&) = delete;
+  ~BudgetLease() {
+    if (budget_ != nullptr) budget_->release(held_);
+  }
+  void take(const Node& node, const std::vector<TensorType>& outputs) {
+    if (budget_ != nullptr) held_ += budget_->reserve(node, outputs);
+  }
+  void give_back(uint64_t bytes) {
+    if (budget_ == nullptr) return;
+    budget_->release(bytes);
+    held_ -= bytes;
+  }
+
+ private:
+  HostMemoryBudget* budget_;
+  uint64_t held_ = 0;
+};
+
+std::vector<Tensor> execute_node(const Node& node, std::span<const Tensor> inputs,
+                                 BudgetLease* lease) {
+
   std::vector<TensorType> in_types(inputs.size());
   std::vector<const TensorType*> type_ptrs(inputs.size(), nullptr);
   std::vector<const Tensor*> value_ptrs(inputs.size(), nullptr);
@@ -37,12 +102,13 @@ std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs) {
     value_ptrs[i] = &inputs[i];
   }
   std::vector<TensorType> out_types = infer_node(node, type_ptrs, value_ptrs);
-  std::vector<Tensor> outputs;
-  outputs.reserve(out_types.size());
   for (const TensorType& t : out_types) {
     GF_ASSERT(t.shape.is_static(), "inference left a dynamic shape with all inputs known");
-    outputs.emplace_back(t.dtype, t.shape.static_dims());
   }
+  if (lease != nullptr) lease->take(node, out_types);
+  std::vector<Tensor> outputs;
+  outputs.reserve(out_types.size());
+  for (const TensorType& t : out_types) outputs.emplace_back(t.dtype, t.shape.static_dims());
   Kernel k = kernel_table()[static_cast<size_t>(node.op)];
   if (k == nullptr) {
     throw Error(ErrorCode::kUnsupported, "node '" + node.name + "' (" +
@@ -53,7 +119,14 @@ std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs) {
   return outputs;
 }
 
-std::vector<Tensor> run_graph(const Graph& g, std::span<const Tensor> inputs) {
+}  // namespace
+
+std::vector<Tensor> run_node(const Node& node, std::span<const Tensor> inputs) {
+  return execute_node(node, inputs, nullptr);
+}
+
+std::vector<Tensor> run_graph(const Graph& g, std::span<const Tensor> inputs,
+                              HostMemoryBudget* budget) {
   if (inputs.size() != g.inputs().size()) {
     throw Error(ErrorCode::kInvalidArgument, "graph takes " + std::to_string(g.inputs().size()) +
                                                  " inputs, got " + std::to_string(inputs.size()));
@@ -71,17 +144,27 @@ std::vector<Tensor> run_graph(const Graph& g, std::span<const Tensor> inputs) {
       if (v != kNoValue) ++uses[static_cast<size_t>(v)];
   for (ValueId v : g.outputs()) ++uses[static_cast<size_t>(v)];
 
+  // Only node outputs count against the budget; inputs and constants belong to the caller.
+  BudgetLease lease(budget);
+  auto release = [&](size_t v) {
+    const Value& val = g.value(static_cast<ValueId>(v));
+    if (val.producer == kNoNode) return;
+    lease.give_back(env[v].nbytes());
+    env[v] = Tensor();
+  };
   std::vector<Tensor> args;
   for (NodeId id : g.topological_order()) {
     const Node& n = g.node(id);
     args.clear();
     for (ValueId v : n.inputs) args.push_back(v == kNoValue ? Tensor() : env[static_cast<size_t>(v)]);
-    std::vector<Tensor> outs = run_node(n, args);
-    for (size_t i = 0; i < n.outputs.size(); ++i) env[static_cast<size_t>(n.outputs[i])] = outs[i];
+    std::vector<Tensor> outs = execute_node(n, args, &lease);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const auto v = static_cast<size_t>(n.outputs[i]);
+      env[v] = std::move(outs[i]);
+      if (uses[v] == 0) release(v);  // an output nothing reads
+    }
     for (ValueId v : n.inputs) {
-      if (v == kNoValue) continue;
-      const Value& val = g.value(v);
-      if (--uses[static_cast<size_t>(v)] == 0 && !val.is_constant()) env[static_cast<size_t>(v)] = Tensor();
+      if (v != kNoValue && --uses[static_cast<size_t>(v)] == 0) release(static_cast<size_t>(v));
     }
   }
   std::vector<Tensor> result;

@@ -1,0 +1,87 @@
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "test_util.h"
+
+namespace gf {
+namespace {
+
+using testing::expect_error;
+
+TEST(Session, RunsAndChecksInputs) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 2});
+  ValueId y = b.input("y", DType::kF32, Shape{Dim(std::string("n")), 2});
+  b.output(b.op1(Op::kRelu, {b.add(x, y)}), "out");
+  Session s(b.build());
+  auto out = s.run({testing::f32({2, 2}, {1, -5, 3, 4}), testing::f32({2, 2}, {1, 2, -9, 4})});
+  testing::expect_values(out[0], {2, 2}, {2, 0, 0, 8});
+  // Wrong dtype, wrong rank and an inconsistent symbolic dim are clear errors.
+  expect_error([&] { s.run({testing::i64({2, 2}, {1, 2, 3, 4}), testing::f32({2, 2}, {1, 2, 3, 4})}); },
+               ErrorCode::kShapeMismatch, {"input 'x'", "i64[2,2]"});
+  expect_error([&] { s.run({testing::f32({4}, {1, 2, 3, 4}), testing::f32({2, 2}, {1, 2, 3, 4})}); },
+               ErrorCode::kShapeMismatch, {"input 'x'"});
+  expect_error([&] { s.run({testing::f32({2, 2}, {1, 2, 3, 4}), testing::f32({1, 2}, {1, 2})}); },
+               ErrorCode::kShapeMismatch, {"dim 'n'"});
+  auto named = s.run_named(std::map<std::string, Tensor>{{"x", testing::f32({1, 2}, {1, 2})},
+                                                   {"y", testing::f32({1, 2}, {3, -4})}});
+  testing::expect_values(named.at("out"), {1, 2}, {4, 0});
+  expect_error([&] { s.run_named(std::map<std::string, Tensor>{{"x", testing::f32({1, 2}, {1, 2})}}); },
+               ErrorCode::kInvalidArgument, {"'y'"});
+}
+
+TEST(Session, CudaWithoutDeviceIsAClearError) {
+  if (!probe_cuda().devices.empty()) GTEST_SKIP() << "a CUDA device is present";
+  GraphBuilder b;
+  b.output(b.op1(Op::kRelu, {b.input("x", DType::kF32, Shape{2})}));
+  expect_error([&] { Session(b.build(), SessionOptions{Device::kCuda}); }, ErrorCode::kDeviceError,
+               {"no CUDA device"});
+}
+
+TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n"))});
+  ValueId h = b.op1(Op::kRelu, {x}, {}, "first_relu");
+  b.output(b.op1(Op::kAdd, {h, h}, {}, "double_it"), "y");
+  // Each intermediate of n floats is 4n bytes; two are live at the Add.
+  Session s(b.build(), SessionOptions{Device::kCpu, /*host_memory_limit_bytes=*/1000});
+  Tensor big(DType::kF32, {200});  // 800 bytes per intermediate: the Add's output passes 1000
+  expect_error([&] { s.run({big}); }, ErrorCode::kOutOfMemory,
+               {"double_it", "Add", "f32[200]", "1000"});
+  EXPECT_EQ(s.host_bytes_in_use(), 0u);  // the failed run gave back what it held
+  auto out = s.run({testing::f32({3}, {-1, 2, 3})});
+  testing::expect_values(out[0], {3}, {0, 4, 6});
+  EXPECT_EQ(s.host_bytes_in_use(), 0u);
+  // The refused run got as far as the Relu output (800 bytes); the good run peaks at 24.
+  EXPECT_EQ(s.host_bytes_peak(), 800u);
+}
+
+TEST(Session, ConcurrentRunsGiveBitwiseEqualResults) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{64});
+  ValueId y = b.input("y", DType::kF32, Shape{64});
+  b.output(b.op1(Op::kRelu, {b.add(x, y)}), "z");
+  const Session s(b.build());
+  Tensor xs(DType::kF32, {64}), ys(DType::kF32, {64});
+  for (int i = 0; i < 64; ++i) {
+    xs.data<float>()[i] = 0.37f * static_cast<float>(i - 30);
+    ys.data<float>()[i] = 0.11f * static_cast<float>(7 - i);
+  }
+  const Tensor expected = s.run({xs, ys})[0];
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        Tensor got = s.run({xs, ys})[0];
+        if (std::memcmp(got.raw(), expected.raw(), expected.nbytes()) != 0) ++mismatches;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace gf
