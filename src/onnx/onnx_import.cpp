@@ -134,53 +134,60 @@ std::vector<int> node_order(const onnx::GraphProto& g, const std::unordered_set<
 
 Graph convert_model(const LoadedModel& model, const OnnxImportOptions& options) {
   const onnx::GraphProto& g = model.proto->graph();
+  // Our own validation first (op support, names, cycles), so messages name the node the same
+  // way whatever the IR version; then libonnx's checker where it knows the model.
   check_op_support(g);
-  if (options.run_checker) run_onnx_checker(model);
   if (g.sparse_initializer_size() > 0) {
     throw Error(ErrorCode::kUnsupported, "sparse initializer '" + g.sparse_initializer(0).values().name() +
                                              "' is not supported");
   }
+  std::unordered_set<std::string> initializers, defined;
+  for (const auto& init : g.initializer()) {
+    if (init.name().empty() || !initializers.insert(init.name()).second) {
+      throw Error(ErrorCode::kInvalidGraph, "initializer '" + init.name() + "' is unnamed or defined twice");
+    }
+  }
+  defined = initializers;
+  for (const auto& in : g.input()) {
+    if (initializers.count(in.name())) continue;  // old exporters list initializers as inputs too
+    if (in.name().empty() || !defined.insert(in.name()).second) {
+      throw Error(ErrorCode::kInvalidGraph, "graph input '" + in.name() + "' is unnamed or defined twice");
+    }
+  }
+  const std::vector<int> order = node_order(g, defined);
+  if (options.run_checker) run_onnx_checker(model);
+
   Graph graph;
   graph.name = g.name().empty() ? "model" : g.name();
   GraphAssembler out(graph);
   TensorReader reader(model.proto, model.base_dir);
-
-  // Initializers are constants, also when an old exporter lists them as inputs too.
-  std::unordered_set<std::string> defined;
   for (const auto& init : g.initializer()) {
-    const std::string what = "initializer '" + init.name() + "'";
-    if (init.name().empty() || !defined.insert(init.name()).second) {
-      throw Error(ErrorCode::kInvalidGraph, what + " is unnamed or defined twice");
-    }
-    out.bind(init.name(), graph.add_constant(init.name(), reader.read(init, what)));
+    out.bind(init.name(), graph.add_constant(init.name(), reader.read(init, "initializer '" + init.name() + "'")));
   }
-  const std::unordered_set<std::string> initializers = defined;  // inputs may repeat these
   std::vector<std::pair<std::string, TensorType>> inputs;
   for (const auto& in : g.input()) {
     if (initializers.count(in.name())) continue;
-    if (in.name().empty() || !defined.insert(in.name()).second) {
-      throw Error(ErrorCode::kInvalidGraph, "graph input '" + in.name() + "' is unnamed or defined twice");
-    }
     const std::string what = "input '" + in.name() + "'";
-    if (!in.type().has_tensor_type() || in.type().tensor_type().has_shape() ||
-        !options.input_shapes.count(in.name())) {
-      inputs.emplace_back(in.name(), tensor_type_from_onnx(in.type(), what));
-    } else {  // no declared rank, but the user gave the shape
-      onnx::TypeProto t = in.type();
-      for (size_t i = 0; i < options.input_shapes.at(in.name()).size(); ++i) t.mutable_tensor_type()->mutable_shape()->add_dim();
+    auto bound = options.input_shapes.find(in.name());
+    if (in.type().has_tensor_type() && !in.type().tensor_type().has_shape() && bound != options.input_shapes.end()) {
+      onnx::TypeProto t = in.type();  // no declared rank, but the user gave the shape
+      for (size_t i = 0; i < bound->second.size(); ++i) t.mutable_tensor_type()->mutable_shape()->add_dim();
       inputs.emplace_back(in.name(), tensor_type_from_onnx(t, what));
+    } else {
+      inputs.emplace_back(in.name(), tensor_type_from_onnx(in.type(), what));
     }
   }
   bind_input_shapes(options.input_shapes, inputs);
   for (auto& [name, type] : inputs) out.add_input(name, std::move(type));
 
-  for (int i : node_order(g, defined)) {
+  for (int i : order) {
     const onnx::NodeProto& node = g.node(i);
     if (node.op_type() == "Constant" && (node.domain().empty() || node.domain() == "ai.onnx")) {
       if (node.output_size() != 1) {
         throw Error(ErrorCode::kInvalidGraph, describe_onnx_node(node) + " must have one output");
       }
-      out.bind(node.output(0), out.add_constant(node.output(0), constant_node_value(node, reader, describe_onnx_node(node))));
+      const Tensor value = constant_node_value(node, reader, describe_onnx_node(node));
+      out.bind(node.output(0), out.add_constant(node.output(0), value));
       continue;
     }
     convert_node(node, model.opset, out, reader);
