@@ -200,10 +200,41 @@ class Planner {
       kind = "pointwise";
     }
     if (has_indirect_path(p, c)) return std::string("merging would create a cycle");
+    if (auto why = refuse_partial_outputs(p, c)) return why;
     const size_t ops = P.nodes.size() + C.nodes.size();
     if (ops > static_cast<size_t>(m_.max_ops_per_kernel))
       return "size budget: " + std::to_string(ops) + " ops > " +
              std::to_string(m_.max_ops_per_kernel);
+    return std::nullopt;
+  }
+
+  // Every value the merged kernel writes must span its iteration space (for a reduction: its
+  // rows or its full input); a smaller one would be written again at every point.
+  std::optional<std::string> refuse_partial_outputs(int p, int c) const {
+    std::vector<NodeId> both = groups_[static_cast<size_t>(p)].nodes;
+    const auto& cn = groups_[static_cast<size_t>(c)].nodes;
+    both.insert(both.end(), cn.begin(), cn.end());
+    NodeId anchor = groups_[static_cast<size_t>(p)].anchor;
+    if (anchor == kNoNode) anchor = groups_[static_cast<size_t>(c)].anchor;
+    double space = std::max(group_elements(p), group_elements(c));
+    double rows = space;
+    if (anchor != kNoNode) {
+      space = value_elements(g_, node(anchor).inputs[0]);
+      rows = value_elements(g_, node(anchor).outputs[0]);
+      if (groups_[static_cast<size_t>(p)].kind != GroupKind::kReduction &&
+          groups_[static_cast<size_t>(c)].kind != GroupKind::kReduction) {
+        space = rows;  // GEMM/attention: the epilogue runs over the anchor's output
+      }
+    }
+    auto in_both = [&](NodeId id) { return group_of(id) == p || group_of(id) == c; };
+    const auto outs = boundary(both, in_both).second;
+    for (ValueId v : outs) {
+      const double e = value_elements(g_, v);
+      if (e != space && e != rows) {
+        return "it would write " + g_.value(v).name + " (" + g_.value(v).type.to_string() +
+               ") once per point of a larger iteration space";
+      }
+    }
     return std::nullopt;
   }
 

@@ -125,6 +125,18 @@ TEST(FusionPlanner, CostModelRefusesExpensiveRecomputation) {
   EXPECT_TRUE(has_decision(p, "pointwise", false, "no gain"));
 }
 
+TEST(FusionPlanner, NeverWritesASmallValueFromALargerIterationSpace) {
+  // e = Exp(v) is both a model output and broadcast into x + e: a kernel over x's shape would
+  // store e once per row.
+  GraphMaker m;
+  ValueId e = m.node(Op::kExp, "exp", {m.input("v", {1024})}, {1024});
+  m.g.add_output(e);
+  m.g.add_output(m.node(Op::kAdd, "add", {m.input("x", {64, 1024}), e}, {64, 1024}));
+  Plan p = fusion::plan_fusion(m.g, CostModel::h200());
+  EXPECT_NE(group_of(m.g, p, "exp"), group_of(m.g, p, "add"));
+  EXPECT_TRUE(has_decision(p, "pointwise", false, "once per point"));
+}
+
 TEST(FusionPlanner, ViewsLaunchNothing) {
   // Reshape is metadata; the head split feeding attention is read through strides.
   GraphMaker m;
