@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <span>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +25,11 @@ struct OnnxImportOptions {
   // Run libonnx's checker where it knows the model's IR version and opsets. Our own validation
   // (names, types, dims, data sizes, op support) always runs.
   bool run_checker = true;
+  // When set, a node whose inputs are all constant (or a Shape/Size of a static-shaped value) is
+  // evaluated as it is read and becomes a constant, so shape subgraphs fold during import and
+  // ops whose output rank depends on a computed shape can be typed. Callers pass the reference
+  // interpreter (ref::run_node); the importer itself depends on the IR only.
+  std::function<std::vector<Tensor>(const Node&, std::span<const Tensor>)> evaluate;
 };
 
 // Reads and converts a model. External data files are looked up next to `path`.

@@ -64,6 +64,14 @@ std::vector<ValueId> GraphAssembler::add_node(Op op, const std::string& node_nam
   }
   Node probe{op, name, inputs, std::vector<ValueId>(output_names.size(), kNoValue), attrs};
   std::vector<TensorType> out_types = infer_node(probe, types, values);
+  if (std::vector<Tensor> folded = try_fold(probe, out_types); !folded.empty()) {
+    std::vector<ValueId> outs;
+    for (size_t i = 0; i < folded.size(); ++i) {
+      outs.push_back(add_constant(output_names[i].empty() ? name + ":out" : output_names[i], std::move(folded[i])));
+      if (!output_names[i].empty()) names_[output_names[i]] = outs.back();
+    }
+    return outs;
+  }
   std::vector<std::string> names;
   for (const std::string& o : output_names) {
     names.push_back(o.empty() || graph_.find_value(o) != kNoValue ? graph_.unique_value_name(name + ":out") : o);
@@ -74,6 +82,34 @@ std::vector<ValueId> GraphAssembler::add_node(Op op, const std::string& node_nam
     if (!output_names[i].empty()) names_[output_names[i]] = outs[i];
   }
   return outs;
+}
+
+std::vector<Tensor> GraphAssembler::try_fold(const Node& probe, const std::vector<TensorType>& out_types) const {
+  if (!evaluate_) return {};
+  // Keep folded constants small: a folded Expand or ConstantOfShape could be a huge weight.
+  constexpr int64_t kMaxFoldedElements = int64_t{1} << 20;
+  for (const TensorType& t : out_types) {
+    if (!t.shape.is_static() || t.shape.numel() > kMaxFoldedElements) return {};
+  }
+  if ((probe.op == Op::kShape || probe.op == Op::kSize) && !constant(probe.inputs[0])) {
+    // The shape is known although the data is not: evaluate on a stand-in of that shape, which
+    // Shape/Size never read. (The input's numel is bounded by the importer's dim checks.)
+    const TensorType& in = graph_.value(probe.inputs[0]).type;
+    if (!in.shape.is_static() || in.shape.numel() > kMaxFoldedElements) return {};
+    const Tensor stand_in(in.dtype, in.shape.static_dims());
+    return evaluate_(probe, std::span<const Tensor>(&stand_in, 1));
+  }
+  std::vector<Tensor> args;
+  for (ValueId v : probe.inputs) {
+    if (v != kNoValue && !constant(v)) return {};
+    args.push_back(v == kNoValue ? Tensor() : *constant(v));
+  }
+  try {
+    return evaluate_(probe, args);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kUnsupported) return {};  // left for run time to report
+    throw;
+  }
 }
 
 ValueId GraphAssembler::add_helper(Op op, const std::string& base_name, std::vector<ValueId> inputs,

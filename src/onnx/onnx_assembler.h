@@ -3,6 +3,8 @@
 // names the node that caused it.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -13,7 +15,10 @@ namespace gf::onnx_import {
 
 class GraphAssembler {
  public:
-  explicit GraphAssembler(Graph& graph) : graph_(graph) {}
+  using Evaluator = std::function<std::vector<Tensor>(const Node&, std::span<const Tensor>)>;
+  // With an evaluator, nodes whose inputs are all constant become constants as they are added.
+  explicit GraphAssembler(Graph& graph, Evaluator evaluate = {})
+      : graph_(graph), evaluate_(std::move(evaluate)) {}
 
   Graph& graph() { return graph_; }
 
@@ -40,7 +45,11 @@ class GraphAssembler {
   const Tensor* constant(ValueId v) const;
 
  private:
+  // The outputs' values when the node can be evaluated now; empty otherwise.
+  std::vector<Tensor> try_fold(const Node& probe, const std::vector<TensorType>& out_types) const;
+
   Graph& graph_;
+  Evaluator evaluate_;
   std::unordered_map<std::string, ValueId> names_;
 };
 

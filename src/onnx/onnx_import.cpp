@@ -137,6 +137,9 @@ Graph convert_model(const LoadedModel& model, const OnnxImportOptions& options) 
   // Our own validation first (op support, names, cycles), so messages name the node the same
   // way whatever the IR version; then libonnx's checker where it knows the model.
   check_op_support(g);
+  if (model.opset == 0 && g.node_size() > 0) {
+    throw Error(ErrorCode::kInvalidGraph, "the model imports no default-domain (ai.onnx) opset");
+  }
   if (g.sparse_initializer_size() > 0) {
     throw Error(ErrorCode::kUnsupported, "sparse initializer '" + g.sparse_initializer(0).values().name() +
                                              "' is not supported");
@@ -159,7 +162,7 @@ Graph convert_model(const LoadedModel& model, const OnnxImportOptions& options) 
 
   Graph graph;
   graph.name = g.name().empty() ? "model" : g.name();
-  GraphAssembler out(graph);
+  GraphAssembler out(graph, options.evaluate);
   TensorReader reader(model.proto, model.base_dir);
   for (const auto& init : g.initializer()) {
     out.bind(init.name(), graph.add_constant(init.name(), reader.read(init, "initializer '" + init.name() + "'")));

@@ -89,6 +89,19 @@ bool legacy_softmax(PendingNode& n, GraphAssembler& out) {
   return true;
 }
 
+// Before opset 7, PRelu's 1-D slope ran along the channel axis (1), not the last one.
+void legacy_prelu(PendingNode& n, GraphAssembler& out) {
+  const Shape& x = out.type(n.inputs.at(0)).shape;
+  const Shape& slope = out.type(n.inputs.at(1)).shape;
+  if (x.rank() <= 2 || slope.rank() != 1 || !(slope[0] == x[1]) || (slope[0].is_static() && slope[0].value() == 1)) {
+    return;
+  }
+  std::vector<int64_t> trailing;
+  for (int64_t d = 1; d < static_cast<int64_t>(x.rank()) - 1; ++d) trailing.push_back(d);
+  ValueId axes = out.add_ints(n.name + "/axes", trailing);
+  n.inputs[1] = out.add_helper(Op::kUnsqueeze, n.name + "/per_channel", {n.inputs[1], axes});
+}
+
 }  // namespace
 
 bool convert_legacy(PendingNode& n, GraphAssembler& out) {
@@ -136,6 +149,9 @@ bool convert_legacy(PendingNode& n, GraphAssembler& out) {
       }
       n.attrs.erase("spatial");
       n.attrs.erase("is_test");
+      break;
+    case Op::kPRelu:
+      if (v < 7) legacy_prelu(n, out);
       break;
     case Op::kGemm:
       if (v < 7) n.attrs.erase("broadcast");

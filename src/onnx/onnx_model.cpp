@@ -62,10 +62,8 @@ LoadedModel load_model(std::string_view bytes, const std::string& base_dir) {
   for (const auto& op : proto->opset_import()) {
     if (is_default_domain(op.domain())) model.opset = op.version();
   }
-  if (model.opset == 0) {
-    throw Error(ErrorCode::kInvalidGraph, "the model imports no default-domain (ai.onnx) opset");
-  }
-  if (model.opset < kMinOpset || model.opset > kMaxOpset) {
+  // No default-domain opset: only right when no node is of the default domain (checked later).
+  if (model.opset != 0 && (model.opset < kMinOpset || model.opset > kMaxOpset)) {
     throw Error(ErrorCode::kUnsupported, "ONNX opset " + std::to_string(model.opset) +
                                              " is not supported (opsets " + std::to_string(kMinOpset) +
                                              " to " + std::to_string(kMaxOpset) + " are)");

@@ -14,7 +14,7 @@ namespace gf::onnx_import {
 struct LoadedModel {
   std::shared_ptr<const onnx::ModelProto> proto;
   std::string base_dir;    // where external data files are looked up; "" refuses external data
-  int64_t opset = 0;       // the default-domain ("" / "ai.onnx") opset version
+  int64_t opset = 0;       // the default-domain ("" / "ai.onnx") opset version; 0 if none
 };
 
 // The oldest and newest default-domain opsets whose op semantics the importer knows.

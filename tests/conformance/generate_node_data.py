@@ -20,8 +20,8 @@ from onnx.backend.test.case import node as node_cases
 def write_tensor(path, value, name):
     if isinstance(value, TensorProto):
         data = value.SerializeToString()
-    elif isinstance(value, np.ndarray):
-        data = numpy_helper.from_array(value, name).SerializeToString()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        data = numpy_helper.from_array(np.asarray(value), name).SerializeToString()
     else:
         return False  # sequences, maps, optionals: graphfuse has no such types
     with open(path, "wb") as f:

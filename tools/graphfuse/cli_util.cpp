@@ -36,9 +36,11 @@ std::pair<std::string, std::vector<int64_t>> parse_shape_binding(const std::stri
   return {name, dims};
 }
 
-Graph load_onnx_model(const std::string& path, const OnnxImportOptions& options) {
+Graph load_onnx_model(const std::string& path, OnnxImportOptions options) {
+  auto evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  options.evaluate = evaluate;
   Graph g = import_onnx(path, options);
-  fold_constants(g, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
+  fold_constants(g, evaluate);
   return g;
 }
 

@@ -19,7 +19,7 @@ std::pair<std::string, std::string> parse_name_value(const std::string& arg, con
 
 // Imports an ONNX model and folds its constants (shape subgraphs included) with the reference
 // interpreter.
-Graph load_onnx_model(const std::string& path, const OnnxImportOptions& options);
+Graph load_onnx_model(const std::string& path, OnnxImportOptions options);
 
 // A file name made from a tensor name: characters outside [A-Za-z0-9._-] become '_'.
 std::string file_name_for(const std::string& tensor_name);
