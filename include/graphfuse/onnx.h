@@ -1,4 +1,4 @@
-// The ONNX front end: reads a model file (any IR version, default-domain opsets 6 to 24) into a
+// The ONNX front end: reads a model file (any IR version, default-domain opsets 6 to 28) into a
 // graph whose ops follow the newest opset semantics (see op_list.h).
 //
 // Built only when libonnx is found (GF_HAVE_ONNX); without it every entry point throws
