@@ -1,22 +1,73 @@
 #!/usr/bin/env bash
 # End-to-end checks of the command-line tool: exit codes and the one-line error contract.
+# Bad model files are written into a temp dir from the blobs below (small ONNX models made with
+# onnx.helper, opset 17, IR 8; base64 so the script needs no Python).
 set -u
 bin="$1"
-failures=0
+passed=0
+failed=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
 check() {  # check NAME EXPECTED_EXIT PATTERN -- ARGS...
   local name="$1" want="$2" pattern="$3"
   shift 4
   local out rc
-  out=$("$bin" "$@" 2>&1)
+  out=$(timeout 60 "$bin" "$@" 2>&1)
   rc=$?
   if [ "$rc" != "$want" ] || ! grep -qE "$pattern" <<<"$out"; then
     echo "FAIL $name: exit $rc (want $want), output:"
     echo "$out" | head -20
-    failures=$((failures + 1))
+    failed=$((failed + 1))
   else
     echo "ok   $name"
+    passed=$((passed + 1))
   fi
 }
+
+check_one_line_error() {  # check_one_line_error NAME -- ARGS...: stderr is exactly one error: line
+  local name="$1"
+  shift 2
+  local err
+  err=$(timeout 60 "$bin" "$@" 2>&1 >/dev/null)
+  if [ "$(wc -l <<<"$err")" != 1 ] || ! grep -q '^error: ' <<<"$err"; then
+    echo "FAIL $name: stderr was:"
+    echo "$err" | head -5
+    failed=$((failed + 1))
+  else
+    echo "ok   $name"
+    passed=$((passed + 1))
+  fi
+}
+
+model() { base64 -d >"$tmp/$1.onnx" <<<"$2"; }
+# Relu over x: f32[2,3].
+model relu 'CAgSADo7CgwKAXgSAXkiBFJlbHUSAWdaEwoBeBIOCgwIARIICgIIAgoCCANiEwoBeRIOCgwIARIICgIIAgoCCANCBAoAEBE='
+# Node 'frob' of op type FrobnicateV2.
+model unknown_op 'CAgSADpJChoKAXgSAXkaBGZyb2IiDEZyb2JuaWNhdGVWMhIBZ1oTCgF4Eg4KDAgBEggKAggCCgIIA2ITCgF5Eg4KDAgBEggKAggCCgIIA0IECgAQEQ=='
+# Add 'add' reads 'w', which nothing defines.
+model missing_init 'CAgSADpCChMKAXgKAXcSAXkaA2FkZCIDQWRkEgFnWhMKAXgSDgoMCAESCAoCCAIKAggDYhMKAXkSDgoMCAESCAoCCAIKAggDQgQKABAR'
+# first: a = x + b; second: b = Relu(a).
+model cycle 'CAgSADpaChUKAXgKAWISAWEaBWZpcnN0IgNBZGQKFAoBYRIBYhoGc2Vjb25kIgRSZWx1EgFnWhMKAXgSDgoMCAESCAoCCAIKAggDYhMKAWISDgoMCAESCAoCCAIKAggDQgQKABAR'
+# x: f32[2,-3].
+model neg_dim 'CAgSADpECgwKAXgSAXkiBFJlbHUSAWdaHAoBeBIXChUIARIRCgIIAgoLCP3//////////wFiEwoBeRIOCgwIARIICgIIAgoCCANCBAoAEBE='
+# x: f32[2^50].
+model absurd_dim 'CAgSADpBCgwKAXgSAXkiBFJlbHUSAWdaFgoBeBIRCg8IARILCgkIgICAgICAgAJiFgoBeRIRCg8IARILCgkIgICAgICAgAJCBAoAEBE='
+# Initializer w: f32[2^20, 2^20] with 16 bytes of data.
+model absurd_init 'CAgSADpjChMKAXgKAXcSAXkaA2FkZCIDQWRkEgFnKh8IgIBACICAQBABQgF3ShAAAAAAAAAAAAAAAAAAAAAAWhMKAXgSDgoMCAESCAoCCAIKAggDYhMKAXkSDgoMCAESCAoCCAIKAggDQgQKABAR'
+head -c 40 "$tmp/relu.onnx" >"$tmp/truncated.onnx"
+# Bytes that are not a protobuf message (a deterministic pattern, not /dev/urandom).
+for i in $(seq 1 64); do printf '\xff\xfe\x07\x80'; done >"$tmp/random.onnx"
+
+npy() {  # npy FILE DESCR SHAPE NBYTES: a .npy v1.0 file of zeros (header padded to 128 bytes)
+  local header="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+  { printf '\x93NUMPY\x01\x00\x76\x00%-117s\n' "$header"; head -c "$4" /dev/zero; } >"$tmp/$1"
+}
+npy good.npy '<f4' '(2, 3)' 24
+npy rank1.npy '<f4' '(6,)' 24
+npy int64.npy '<i8' '(2, 3)' 48
+npy short.npy '<f4' '(2, 3)' 10
+
 check help 0 'demo' -- --help
 check no_subcommand 1 '^error: ' --
 check unknown_subcommand 1 '^error: ' -- frobnicate
@@ -25,9 +76,37 @@ check demo_bad_heads 1 '^error: .*divisible' -- demo --d-model 30 --heads 4
 check demo_bad_device 1 "^error: --device must be" -- demo --device tpu
 check devices 0 '^cpu: available' -- devices
 check reserved_plan 1 "^error: 'graphfuse plan' needs" -- plan model.onnx
-# An error is exactly one line on stderr.
-lines=$("$bin" demo --device tpu 2>&1 >/dev/null | wc -l)
-if [ "$lines" != 1 ]; then echo "FAIL error_is_one_line: $lines lines"; failures=$((failures + 1)); else echo "ok   error_is_one_line"; fi
-total=10
-echo "$((total - failures)) passed, $failures failed"
-[ "$failures" = 0 ]
+check_one_line_error error_is_one_line -- demo --device tpu
+
+# graphfuse run: a good model, then one bad file per failure class.
+check run_relu 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --iterations 2 --json "$tmp/r.json" --output-dir "$tmp/out"
+check run_relu_json 0 '"latency_us": \{"min"' -- run "$tmp/relu.onnx" --iterations 1 --json /dev/stdout
+check run_relu_input 0 'latency over 1 runs' -- run "$tmp/relu.onnx" --iterations 1 --input "x=$tmp/good.npy"
+check run_missing_file 1 "^error: cannot open '.*nope.onnx'" -- run "$tmp/nope.onnx"
+check run_truncated 1 '^error: not a valid ONNX model' -- run "$tmp/truncated.onnx"
+check run_random_bytes 1 '^error: not a valid ONNX model' -- run "$tmp/random.onnx"
+check run_unknown_op 1 "^error: node 'frob' \(FrobnicateV2\) of domain 'ai.onnx'" -- run "$tmp/unknown_op.onnx"
+check run_missing_initializer 1 "^error: node 'add' \(Add\) reads 'w'" -- run "$tmp/missing_init.onnx"
+check run_cycle 1 '^error: the graph has a cycle' -- run "$tmp/cycle.onnx"
+check run_negative_dim 1 "^error: input 'x' has a negative dimension -3" -- run "$tmp/neg_dim.onnx"
+check run_absurd_dim 1 "^error: input 'x' has an absurd dimension" -- run "$tmp/absurd_dim.onnx"
+check run_absurd_initializer 1 "^error: initializer 'w' \(f32\[1048576,1048576\]\) holds 16 bytes" -- run "$tmp/absurd_init.onnx"
+check run_input_wrong_rank 1 "^error: .*'x'.*f32\[2,3\].*" -- run "$tmp/relu.onnx" --input "x=$tmp/rank1.npy"
+check run_input_wrong_dtype 1 "^error: input 'x' \(declared f32\[2,3\]\) got i64\[2,3\]" -- run "$tmp/relu.onnx" --input "x=$tmp/int64.npy"
+check run_input_truncated_npy 1 "^error: '.*short.npy': the data holds 10 bytes" -- run "$tmp/relu.onnx" --input "x=$tmp/short.npy"
+check run_shape_wrong_rank 1 "^error: .*'x' is declared f32\[2,3\]" -- run "$tmp/relu.onnx" --shape x=6
+check run_shape_bad_syntax 1 "^error: --shape 'x=2by3'" -- run "$tmp/relu.onnx" --shape x=2by3
+check run_cuda 1 '^error: cannot run on cuda' -- run "$tmp/relu.onnx" --device cuda
+for bad in truncated random unknown_op missing_init cycle neg_dim absurd_dim absurd_init; do
+  check_one_line_error "run_${bad}_one_line" -- run "$tmp/$bad.onnx"
+done
+
+# graphfuse conformance on a case folder made from the Relu model.
+mkdir -p "$tmp/cases/test_relu/test_data_set_0"
+cp "$tmp/relu.onnx" "$tmp/cases/test_relu/model.onnx"
+check conformance_no_data 1 'conformance: 0 passed, 1 failed, 0 unsupported' -- conformance "$tmp/cases"
+check conformance_filter_empty 1 '^error: no test cases' -- conformance "$tmp/cases" --filter nomatch
+check conformance_bad_dir 1 "^error: .* is not a folder" -- conformance "$tmp/nope"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -11,8 +11,6 @@ void add_reserved_commands(CLI::App& app, std::vector<Command>& commands) {
     const char* missing;
   };
   static const Reserved kReserved[] = {
-      {"run", "Run an ONNX model (not yet available)", "the ONNX front end"},
-      {"conformance", "Run ONNX's backend test cases (not yet available)", "the ONNX front end"},
       {"plan", "Show the fusion plan of a model (not yet available)", "the fusion planner"},
   };
   for (const Reserved& r : kReserved) {

@@ -16,6 +16,8 @@ struct Command {
 
 void add_demo_command(CLI::App& app, std::vector<Command>& commands);
 void add_devices_command(CLI::App& app, std::vector<Command>& commands);
+void add_run_command(CLI::App& app, std::vector<Command>& commands);
+void add_conformance_command(CLI::App& app, std::vector<Command>& commands);
 void add_reserved_commands(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace gf::cli

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   std::vector<gf::cli::Command> commands;
   gf::cli::add_demo_command(app, commands);
   gf::cli::add_devices_command(app, commands);
+  gf::cli::add_run_command(app, commands);
+  gf::cli::add_conformance_command(app, commands);
   gf::cli::add_reserved_commands(app, commands);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,125 @@
+// graphfuse run: imports an ONNX model, runs it on given or random inputs, reports latency and
+// writes the outputs as .npy files.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "graphfuse/npy.h"
+#include "graphfuse/session.h"
+
+namespace gf::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> shapes, inputs;
+  std::string output_dir, device = "cpu", json;
+  int iterations = 10;
+};
+
+struct Latency {
+  double min = 0, median = 0, p90 = 0;
+};
+
+Latency summarize(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * static_cast<double>(us.size() - 1) + 0.5))]; };
+  return {us.front(), at(0.5), at(0.9)};
+}
+
+int run_model(const RunOptions& o) {
+  if (o.iterations < 1) throw Error(ErrorCode::kInvalidArgument, "--iterations must be at least 1");
+  if (o.device != "cpu" && o.device != "cuda") {
+    throw Error(ErrorCode::kInvalidArgument, "--device must be cpu or cuda, got '" + o.device + "'");
+  }
+  OnnxImportOptions import_options;
+  for (const std::string& s : o.shapes) {
+    auto [name, dims] = parse_shape_binding(s, "--shape");
+    if (!import_options.input_shapes.emplace(name, dims).second) {
+      throw Error(ErrorCode::kInvalidArgument, "--shape " + name + " is given twice");
+    }
+  }
+  // Inputs read from files also bind their shapes, so shape subgraphs fold.
+  std::map<std::string, Tensor> given;
+  for (const std::string& s : o.inputs) {
+    auto [name, path] = parse_name_value(s, "--input");
+    Tensor t = read_npy(path);
+    import_options.input_shapes.emplace(name, t.dims());
+    if (!given.emplace(name, std::move(t)).second) {
+      throw Error(ErrorCode::kInvalidArgument, "--input " + name + " is given twice");
+    }
+  }
+  Graph graph = load_onnx_model(o.model, import_options);
+
+  std::map<std::string, Tensor> inputs;
+  uint32_t seed = 1;
+  for (ValueId v : graph.inputs()) {
+    const Value& in = graph.value(v);
+    auto it = given.find(in.name);
+    if (it != given.end()) {
+      inputs.emplace(in.name, it->second);
+      continue;
+    }
+    if (!in.type.shape.is_static()) {
+      throw Error(ErrorCode::kInvalidArgument, "input '" + in.name + "' has dynamic shape " + in.type.to_string() +
+                                                   "; give --shape " + in.name + "=DIMS or --input " + in.name + "=FILE.npy");
+    }
+    inputs.emplace(in.name, random_tensor(in.type, seed++));
+  }
+
+  Session session(std::move(graph), SessionOptions{o.device == "cuda" ? Device::kCuda : Device::kCpu});
+  std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
+  std::vector<double> times_us;
+  for (int i = 0; i < o.iterations; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    outputs = session.run_named(inputs);
+    times_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const Latency lat = summarize(times_us);
+
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output_dir, ec);
+    if (ec) throw Error(ErrorCode::kIoError, "cannot create '" + o.output_dir + "': " + ec.message());
+  }
+  std::string json_outputs;
+  for (ValueId v : session.graph().outputs()) {
+    const std::string& name = session.graph().value(v).name;
+    const Tensor& t = outputs.at(name);
+    std::printf("output %s: %s\n", name.c_str(), t.type_string().c_str());
+    if (!o.output_dir.empty()) write_npy((std::filesystem::path(o.output_dir) / (file_name_for(name) + ".npy")).string(), t);
+    json_outputs += (json_outputs.empty() ? "" : ", ") + json_string(name) + ": " + json_dims(t.dims());
+  }
+  std::printf("latency over %d runs: min %.1f us, median %.1f us, p90 %.1f us\n", o.iterations, lat.min,
+              lat.median, lat.p90);
+  if (!o.json.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min, lat.median, lat.p90);
+    write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
+                                ", \"iterations\": " + std::to_string(o.iterations) + ", \"latency_us\": " + buf +
+                                ", \"outputs\": {" + json_outputs + "}}\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, std::vector<Command>& commands) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run", "Run an ONNX model on given or random inputs");
+  sub->add_option("model", o->model, "the .onnx file")->required();
+  sub->add_option("--shape", o->shapes, "NAME=DIMS, e.g. input_ids=1x128 (binds dynamic dims)");
+  sub->add_option("--input", o->inputs, "NAME=FILE.npy (random data for inputs not given)");
+  sub->add_option("--output-dir", o->output_dir, "write each output as DIR/NAME.npy");
+  sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--iterations", o->iterations, "timed runs after one warm-up")->capture_default_str();
+  sub->add_option("--json", o->json, "write latency and output shapes as JSON");
+  commands.push_back({sub, [o] { return run_model(*o); }});
+}
+
+}  // namespace gf::cli
