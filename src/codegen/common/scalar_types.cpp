@@ -51,9 +51,14 @@ std::string math_fn(const Target& target, const std::string& name, DType t) {
 
 namespace {
 
-std::string hex_float(double v) {
+// Exact: small whole numbers in decimal for the reader, everything else as a hex float.
+std::string exact_float(double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", v);
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+  } else {
+    std::snprintf(buf, sizeof buf, "%a", v);
+  }
   return buf;
 }
 
@@ -61,11 +66,11 @@ std::string float_literal(const Target& target, DType t, double v) {
   const bool f64 = t == DType::kF64;
   if (std::isnan(v)) return f64 ? target.f64_nan : target.f32_nan;
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f64 ? target.f64_inf : target.f32_inf);
-  if (f64) return hex_float(v);
+  if (f64) return exact_float(v);
   float f = static_cast<float>(v);
   if (t == DType::kF16) f = half_bits_to_float(float_to_half_bits(f));
   if (t == DType::kBF16) f = bf16_bits_to_float(float_to_bf16_bits(f));
-  return hex_float(static_cast<double>(f)) + "f";
+  return exact_float(static_cast<double>(f)) + "f";
 }
 
 int64_t saturate(double v, double lo, double hi) {
