@@ -156,8 +156,8 @@ TEST(CpuCodegen, SoftmaxOverLastDimAsRowReductions) {
   const ExprId at = b.linear({b.outer(0), b.inner(0)}, {5, 1});
   const ExprId v = b.load(x, at);
   b.reduce({ReduceKind::kMax, DType::kF32, v});
-  const ExprId e = b.op(Op::kExp, DType::kF32,
-                        {b.op(Op::kSub, DType::kF32, {v, b.row(0, DType::kF32)})});
+  const ExprId e =
+      b.op(Op::kExp, DType::kF32, {b.op(Op::kSub, DType::kF32, {v, b.row(0, DType::kF32)})});
   b.reduce({ReduceKind::kSum, DType::kF32, e});
   b.store(y, at, b.op(Op::kDiv, DType::kF32, {e, b.row(1, DType::kF32)}), true);
 

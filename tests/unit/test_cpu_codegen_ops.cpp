@@ -64,7 +64,9 @@ std::vector<double> apply(const std::vector<float>& xs, const std::function<doub
 TEST(CpuCodegenOps, UnaryFloatOpsMatchTheirDefinitions) {
   const std::vector<float> xs = {-2.5f, -0.5f, 0.f, 0.25f, 0.5f, 1.5f, 2.5f, 3.f};
   using F = std::function<double(float)>;
-  const auto softplus = [](float x) { return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.f); };
+  const auto softplus = [](float x) {
+    return std::log1p(std::exp(-std::fabs(x))) + std::max(x, 0.f);
+  };
   const std::vector<std::tuple<Op, Attributes, F>> ops = {
       {Op::kAbs, {}, [](float x) { return std::fabs(x); }},
       {Op::kNeg, {}, [](float x) { return -x; }},
@@ -77,12 +79,19 @@ TEST(CpuCodegenOps, UnaryFloatOpsMatchTheirDefinitions) {
       {Op::kRelu, {}, [](float x) { return std::max(x, 0.f); }},
       {Op::kLeakyRelu, {{"alpha", 0.1f}}, [](float x) { return x < 0 ? 0.1f * x : x; }},
       {Op::kElu, {}, [](float x) { return x < 0 ? std::expm1(x) : x; }},
-      {Op::kSelu, {}, [](float x) { return 1.0507010221481323 * (x > 0 ? x : 1.6732631921768188 * std::expm1(x)); }},
+      {Op::kSelu,
+       {},
+       [](float x) {
+         return 1.0507010221481323 * (x > 0 ? x : 1.6732631921768188 * std::expm1(x));
+       }},
       {Op::kCelu, {{"alpha", 2.f}}, [](float x) { return x > 0 ? x : 2 * std::expm1(x / 2); }},
       {Op::kThresholdedRelu, {}, [](float x) { return x > 1 ? x : 0; }},
       {Op::kGelu, {}, [](float x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }},
-      {Op::kGelu, {{"approximate", std::string("tanh")}}, [](float x) {
-         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+      {Op::kGelu,
+       {{"approximate", std::string("tanh")}},
+       [](float x) {
+         return 0.5 * x *
+                (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
        }},
       {Op::kHardSigmoid, {}, [](float x) { return std::clamp(0.2 * x + 0.5, 0.0, 1.0); }},
       {Op::kHardSwish, {}, [](float x) { return x * std::clamp(x / 6.0 + 0.5, 0.0, 1.0); }},
@@ -99,7 +108,9 @@ TEST(CpuCodegenOps, UnaryFloatOpsMatchTheirDefinitions) {
       {Op::kFloor, {}, [](float x) { return std::floor(x); }},
       {Op::kCeil, {}, [](float x) { return std::ceil(x); }},
       {Op::kRound, {}, [](float x) { return std::nearbyint(x); }},  // -2.5 -> -2, 2.5 -> 2
-      {Op::kSign, {}, [](float x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }},
+      {Op::kSign, {}, [](float x) { return x > 0   ? 1
+                                           : x < 0 ? -1
+                                                   : 0; }},
       {Op::kIdentity, {}, [](float x) { return x; }},
   };
   std::vector<MapCase> cases;
@@ -138,24 +149,23 @@ TEST(CpuCodegenOps, IntegerOpsWrapAndNeverTrap) {
   constexpr int32_t kMax = std::numeric_limits<int32_t>::max();
   Tensor a = Tensor::from_vector<int32_t>({5}, {kMax, kMin, -7, 7, 3});
   Tensor b = Tensor::from_vector<int32_t>({5}, {1, -1, 3, -3, 0});
-  const auto out = run_map(
-      "int_ops", {a, b},
-      {{Op::kAdd, DType::kI32, {0, 1}, {}},
-       {Op::kSub, DType::kI32, {0, 1}, {}},
-       {Op::kMul, DType::kI32, {0, 0}, {}},
-       {Op::kDiv, DType::kI32, {0, 1}, {}},
-       {Op::kMod, DType::kI32, {0, 1}, {}},
-       {Op::kMod, DType::kI32, {0, 1}, {{"fmod", int64_t{1}}}},
-       {Op::kPow, DType::kI32, {1, 1}, {}},
-       {Op::kAbs, DType::kI32, {0}, {}},
-       {Op::kNeg, DType::kI32, {0}, {}},
-       {Op::kBitwiseAnd, DType::kI32, {0, 1}, {}},
-       {Op::kBitwiseNot, DType::kI32, {1}, {}},
-       {Op::kMax, DType::kI32, {0, 1}, {}},
-       {Op::kMean, DType::kI32, {0, 1}, {}},
-       {Op::kSign, DType::kI32, {0}, {}}});
+  const auto out = run_map("int_ops", {a, b},
+                           {{Op::kAdd, DType::kI32, {0, 1}, {}},
+                            {Op::kSub, DType::kI32, {0, 1}, {}},
+                            {Op::kMul, DType::kI32, {0, 0}, {}},
+                            {Op::kDiv, DType::kI32, {0, 1}, {}},
+                            {Op::kMod, DType::kI32, {0, 1}, {}},
+                            {Op::kMod, DType::kI32, {0, 1}, {{"fmod", int64_t{1}}}},
+                            {Op::kPow, DType::kI32, {1, 1}, {}},
+                            {Op::kAbs, DType::kI32, {0}, {}},
+                            {Op::kNeg, DType::kI32, {0}, {}},
+                            {Op::kBitwiseAnd, DType::kI32, {0, 1}, {}},
+                            {Op::kBitwiseNot, DType::kI32, {1}, {}},
+                            {Op::kMax, DType::kI32, {0, 1}, {}},
+                            {Op::kMean, DType::kI32, {0, 1}, {}},
+                            {Op::kSign, DType::kI32, {0}, {}}});
   auto v = [&](size_t k) { return testing::as_doubles(out[k]); };
-  EXPECT_EQ(v(0), (std::vector<double>{kMin, kMax, -4, 4, 3}));   // wraps
+  EXPECT_EQ(v(0), (std::vector<double>{kMin, kMax, -4, 4, 3}));  // wraps
   EXPECT_EQ(v(1), (std::vector<double>{kMax - 1, kMin + 1, -10, 10, 3}));
   EXPECT_EQ(v(2), (std::vector<double>{1, 0, 49, 49, 9}));        // kMax^2 wraps to 1
   EXPECT_EQ(v(3), (std::vector<double>{kMax, kMin, -2, -2, 0}));  // min / -1 wraps; / 0 -> 0
@@ -178,19 +188,19 @@ TEST(CpuCodegenOps, BinaryAndVariadicFloatOps) {
   Tensor c = testing::f32({4}, {2.f, -1.f, 0.f, nan});
   Tensor e = testing::i64({4}, {2, 3, 0, -1});
   Tensor p = testing::f32({4}, {1.f, 2.f, 3.f, 4.f});
-  const auto out = run_map(
-      "float_ops", {a, b, c, e, p},
-      {{Op::kMax, DType::kF32, {0, 1, 2}, {}},
-       {Op::kMin, DType::kF32, {0, 1, 2}, {}},
-       {Op::kSum, DType::kF32, {0, 1, 4}, {}},
-       {Op::kMean, DType::kF32, {0, 4}, {}},
-       {Op::kPow, DType::kF32, {0, 3}, {}},
-       {Op::kMod, DType::kF32, {1, 0}, {{"fmod", int64_t{1}}}},
-       {Op::kPRelu, DType::kF32, {1, 4}, {}},
-       {Op::kClip, DType::kF32, {0, 2, 4}, {}},
-       {Op::kLessOrEqual, DType::kBool, {0, 1}, {}},
-       {Op::kEqual, DType::kBool, {0, 0}, {}},
-       {Op::kBatchNormalization, DType::kF32, {0, 4, 2, 1, 4}, {{"epsilon", 0.5f}}}});
+  const auto out =
+      run_map("float_ops", {a, b, c, e, p},
+              {{Op::kMax, DType::kF32, {0, 1, 2}, {}},
+               {Op::kMin, DType::kF32, {0, 1, 2}, {}},
+               {Op::kSum, DType::kF32, {0, 1, 4}, {}},
+               {Op::kMean, DType::kF32, {0, 4}, {}},
+               {Op::kPow, DType::kF32, {0, 3}, {}},
+               {Op::kMod, DType::kF32, {1, 0}, {{"fmod", int64_t{1}}}},
+               {Op::kPRelu, DType::kF32, {1, 4}, {}},
+               {Op::kClip, DType::kF32, {0, 2, 4}, {}},
+               {Op::kLessOrEqual, DType::kBool, {0, 1}, {}},
+               {Op::kEqual, DType::kBool, {0, 0}, {}},
+               {Op::kBatchNormalization, DType::kF32, {0, 4, 2, 1, 4}, {{"epsilon", 0.5f}}}});
   const double n = std::nan("");
   expect_values(out[0], {4}, {2, 3, n, n}, 0, 0);  // NaN propagates from any position
   expect_values(out[1], {4}, {0.5, -2, n, n}, 0, 0);

@@ -112,8 +112,8 @@ class KernelBuilder {
 
 // One cache directory per test process, removed at exit: each run really compiles.
 inline codegen::JitCompiler& jit() {
-  static const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                           ("gf_test_cpu_codegen_" + std::to_string(getpid()));
+  static const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gf_test_cpu_codegen_" + std::to_string(getpid()));
   static codegen::JitCompiler compiler([] {
     codegen::JitOptions o;
     o.cache_dir = dir;
@@ -130,7 +130,7 @@ inline codegen::JitCompiler& jit() {
 
 // Emits, compiles and runs `k` on `buffers` (in k.buffers order).
 inline void run_kernel(const FusedKernel& k, const Graph& g, const std::vector<Tensor*>& buffers,
-                const codegen::CpuEmitOptions& options = {}) {
+                       const codegen::CpuEmitOptions& options = {}) {
   const std::string source = codegen::emit_cpu_kernel(k, g, options);
   codegen::JitLibraryPtr lib = jit().compile(source);
   std::vector<void*> ptrs;

@@ -30,6 +30,8 @@ class Fnv1a64 {
   uint64_t state_ = kOffset;
 };
 
-inline uint64_t fnv1a64(std::string_view bytes) { return Fnv1a64().add(bytes).value(); }
+inline uint64_t fnv1a64(std::string_view bytes) {
+  return Fnv1a64().add(bytes).value();
+}
 
 }  // namespace gf::codegen

@@ -80,35 +80,60 @@ class OpEmitter {
 // Float-only unary math that is a single library call.
 std::string OpEmitter::unary_float() {
   switch (op_.op) {
-    case Op::kExp: return call("exp", x());
-    case Op::kLog: return call("log", x());
-    case Op::kSqrt: return call("sqrt", x());
-    case Op::kTanh: return call("tanh", x());
-    case Op::kErf: return call("erf", x());
-    case Op::kSin: return call("sin", x());
-    case Op::kCos: return call("cos", x());
-    case Op::kTan: return call("tan", x());
-    case Op::kAsin: return call("asin", x());
-    case Op::kAcos: return call("acos", x());
-    case Op::kAtan: return call("atan", x());
-    case Op::kSinh: return call("sinh", x());
-    case Op::kCosh: return call("cosh", x());
-    case Op::kAsinh: return call("asinh", x());
-    case Op::kAcosh: return call("acosh", x());
-    case Op::kAtanh: return call("atanh", x());
-    case Op::kFloor: return call("floor", x());
-    case Op::kCeil: return call("ceil", x());
+    case Op::kExp:
+      return call("exp", x());
+    case Op::kLog:
+      return call("log", x());
+    case Op::kSqrt:
+      return call("sqrt", x());
+    case Op::kTanh:
+      return call("tanh", x());
+    case Op::kErf:
+      return call("erf", x());
+    case Op::kSin:
+      return call("sin", x());
+    case Op::kCos:
+      return call("cos", x());
+    case Op::kTan:
+      return call("tan", x());
+    case Op::kAsin:
+      return call("asin", x());
+    case Op::kAcos:
+      return call("acos", x());
+    case Op::kAtan:
+      return call("atan", x());
+    case Op::kSinh:
+      return call("sinh", x());
+    case Op::kCosh:
+      return call("cosh", x());
+    case Op::kAsinh:
+      return call("asinh", x());
+    case Op::kAcosh:
+      return call("acosh", x());
+    case Op::kAtanh:
+      return call("atanh", x());
+    case Op::kFloor:
+      return call("floor", x());
+    case Op::kCeil:
+      return call("ceil", x());
     // Half to even: the default rounding mode, as the reference's round_half_even.
-    case Op::kRound: return call("nearbyint", x());
-    case Op::kReciprocal: return "(" + lit(1) + " / " + x() + ")";
-    case Op::kSigmoid: return "gf_sigmoid(" + x() + ")";
-    case Op::kSoftplus: return "gf_softplus(" + x() + ")";
-    case Op::kSoftsign: return "(" + x() + " / (" + lit(1) + " + " + call("fabs", x()) + "))";
-    case Op::kMish: return "(" + x() + " * " + call("tanh", "gf_softplus(" + x() + ")") + ")";
+    case Op::kRound:
+      return call("nearbyint", x());
+    case Op::kReciprocal:
+      return "(" + lit(1) + " / " + x() + ")";
+    case Op::kSigmoid:
+      return "gf_sigmoid(" + x() + ")";
+    case Op::kSoftplus:
+      return "gf_softplus(" + x() + ")";
+    case Op::kSoftsign:
+      return "(" + x() + " / (" + lit(1) + " + " + call("fabs", x()) + "))";
+    case Op::kMish:
+      return "(" + x() + " * " + call("tanh", "gf_softplus(" + x() + ")") + ")";
     case Op::kHardSwish:
       return "(" + x() + " * gf_clamp01<" + c_ + ">(" + x() + " / " + lit(6) + " + " + lit(0.5) +
              "))";
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -138,14 +163,15 @@ std::string OpEmitter::activation() {
     case Op::kHardSigmoid:
       return "gf_clamp01<" + c_ + ">(" + attr("alpha", 0.2f) + " * " + x() + " + " +
              attr("beta", 0.5f) + ")";
-    case Op::kGelu: return gelu();
-    default: return {};
+    case Op::kGelu:
+      return gelu();
+    default:
+      return {};
   }
 }
 
 std::string OpEmitter::gelu() {
-  const std::string approximate =
-      op_.attrs ? op_.attrs->get_string("approximate", "none") : "none";
+  const std::string approximate = op_.attrs ? op_.attrs->get_string("approximate", "none") : "none";
   if (approximate == "tanh") {
     const std::string k = lit(std::sqrt(2.0 / std::numbers::pi));
     return "(" + lit(0.5) + " * " + x() + " * (" + lit(1) + " + " +
@@ -162,9 +188,12 @@ std::string OpEmitter::binary_arith() {
   const std::string& a = x(0);
   const std::string& b = x(1);
   switch (op_.op) {
-    case Op::kAdd: return arith("+", "gf_wadd", a, b);
-    case Op::kSub: return arith("-", "gf_wsub", a, b);
-    case Op::kMul: return arith("*", "gf_wmul", a, b);
+    case Op::kAdd:
+      return arith("+", "gf_wadd", a, b);
+    case Op::kSub:
+      return arith("-", "gf_wsub", a, b);
+    case Op::kMul:
+      return arith("*", "gf_wmul", a, b);
     case Op::kDiv:
       if (is_int()) return "gf_idiv<" + c_ + ">(" + a + ", " + b + ")";
       return "(" + a + " / " + b + ")";
@@ -175,7 +204,8 @@ std::string OpEmitter::binary_arith() {
     }
     case Op::kPRelu:
       return "(" + a + " < " + lit(0) + " ? " + arith("*", "gf_wmul", a, b) + " : " + a + ")";
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -184,9 +214,15 @@ std::string OpEmitter::variadic() {
   std::string acc = x(0);
   for (size_t k = 1; k < op_.args.size(); ++k) {
     switch (op_.op) {
-      case Op::kMin: acc = "gf_min<" + c_ + ">(" + acc + ", " + x(k) + ")"; break;
-      case Op::kMax: acc = "gf_max<" + c_ + ">(" + acc + ", " + x(k) + ")"; break;
-      default: acc = arith("+", "gf_wadd", acc, x(k)); break;
+      case Op::kMin:
+        acc = "gf_min<" + c_ + ">(" + acc + ", " + x(k) + ")";
+        break;
+      case Op::kMax:
+        acc = "gf_max<" + c_ + ">(" + acc + ", " + x(k) + ")";
+        break;
+      default:
+        acc = arith("+", "gf_wadd", acc, x(k));
+        break;
     }
   }
   if (op_.op == Op::kMean) {
@@ -204,8 +240,8 @@ std::string OpEmitter::power() {
   const std::string b = x(0), e = x(1);
   if (is_integer(bt) && is_integer(et)) return "gf_ipow(" + b + ", (int64_t)" + e + ")";
   if (is_integer(bt)) {
-    return "gf_f2i_" + std::string(dtype_name(bt)) + "(" + pow64 + "((double)" + b +
-           ", (double)" + e + "))";
+    return "gf_f2i_" + std::string(dtype_name(bt)) + "(" + pow64 + "((double)" + b + ", (double)" +
+           e + "))";
   }
   if (bt == DType::kF64 || et == DType::kF64) {
     return "(" + c_ + ")" + pow64 + "((double)" + b + ", (double)" + e + ")";
@@ -252,11 +288,14 @@ std::string OpEmitter::emit() {
     need_args(1);
     switch (op) {
       case Op::kIdentity:
-      case Op::kDropout: return x();  // Dropout in inference is the identity
+      case Op::kDropout:
+        return x();  // Dropout in inference is the identity
       case Op::kNot:
         if (ct_ != DType::kBool) unsupported("Not needs bool");
         return "(!" + x() + ")";
-      case Op::kBitwiseNot: need_integer(); return "(" + c_ + ")(~" + x() + ")";
+      case Op::kBitwiseNot:
+        need_integer();
+        return "(" + c_ + ")(~" + x() + ")";
       case Op::kAbs:
         need_numeric();
         if (is_float()) return call("fabs", x());
@@ -271,18 +310,23 @@ std::string OpEmitter::emit() {
         return "(" + x() + " < " + lit(0) + " ? " + lit(0) + " : " + x() + ")";
       case Op::kSign:
         need_numeric();
-        return "(" + x() + " > " + lit(0) + " ? " + lit(1) + " : " + x() + " < " + lit(0) +
-               " ? (" + c_ + ")(-1) : " + x() + ")";
-      case Op::kIsNaN: need_float(); return call("isnan", x());
+        return "(" + x() + " > " + lit(0) + " ? " + lit(1) + " : " + x() + " < " + lit(0) + " ? (" +
+               c_ + ")(-1) : " + x() + ")";
+      case Op::kIsNaN:
+        need_float();
+        return call("isnan", x());
       case Op::kIsInf: {
         need_float();
         const bool neg = int_attr("detect_negative", 1) != 0;
         const bool pos = int_attr("detect_positive", 1) != 0;
         if (!neg && !pos) return "false";
-        std::string sign_test = neg && pos ? "" : pos ? " && " + x() + " > 0" : " && " + x() + " < 0";
+        std::string sign_test = neg && pos ? ""
+                                : pos      ? " && " + x() + " > 0"
+                                           : " && " + x() + " < 0";
         return "(" + call("isinf", x()) + sign_test + ")";
       }
-      default: break;
+      default:
+        break;
     }
     need_float();
     std::string e = unary_float();
@@ -292,11 +336,16 @@ std::string OpEmitter::emit() {
   }
   need_args(2);
   switch (op) {
-    case Op::kEqual: return "(" + x(0) + " == " + x(1) + ")";
-    case Op::kLess: return "(" + x(0) + " < " + x(1) + ")";
-    case Op::kLessOrEqual: return "(" + x(0) + " <= " + x(1) + ")";
-    case Op::kGreater: return "(" + x(0) + " > " + x(1) + ")";
-    case Op::kGreaterOrEqual: return "(" + x(0) + " >= " + x(1) + ")";
+    case Op::kEqual:
+      return "(" + x(0) + " == " + x(1) + ")";
+    case Op::kLess:
+      return "(" + x(0) + " < " + x(1) + ")";
+    case Op::kLessOrEqual:
+      return "(" + x(0) + " <= " + x(1) + ")";
+    case Op::kGreater:
+      return "(" + x(0) + " > " + x(1) + ")";
+    case Op::kGreaterOrEqual:
+      return "(" + x(0) + " >= " + x(1) + ")";
     case Op::kAnd:
     case Op::kOr:
     case Op::kXor: {
@@ -311,7 +360,8 @@ std::string OpEmitter::emit() {
       const char* c_op = op == Op::kBitwiseAnd ? " & " : op == Op::kBitwiseOr ? " | " : " ^ ";
       return "(" + c_ + ")(" + x(0) + c_op + x(1) + ")";
     }
-    default: break;
+    default:
+      break;
   }
   need_numeric();
   std::string e = binary_arith();

@@ -19,11 +19,11 @@ namespace gf::codegen {
 // What differs between the targets that share this emitter. Helpers named here are defined by
 // scalar_prelude() unless the target supplies its own.
 struct Target {
-  std::string name;           // "cpu", "cuda": for messages
-  std::string inline_kw;      // how helper functions are declared
-  std::string math_prefix;    // "std::" (overloads) or "" (C names)
-  std::string f32_suffix;     // "" for std:: overloads, "f" for expf and friends
-  std::string f64_suffix;     // usually ""
+  std::string name;         // "cpu", "cuda": for messages
+  std::string inline_kw;    // how helper functions are declared
+  std::string math_prefix;  // "std::" (overloads) or "" (C names)
+  std::string f32_suffix;   // "" for std:: overloads, "f" for expf and friends
+  std::string f64_suffix;   // usually ""
   std::map<std::string, std::string> f32_math_overrides;  // "exp" -> "__expf"
   std::map<std::string, std::string> f64_math_overrides;
   std::string float_as_bits = "gf_float_as_bits";  // uint32_t(float), bit copy

@@ -166,7 +166,7 @@ struct IntType {
   const char* c_type;
   const char* unsigned_type;
   const char* short_name;
-  const char* hi;   // 2^digits, exact as a double
+  const char* hi;  // 2^digits, exact as a double
   const char* max;
   const char* min;
 };
@@ -195,9 +195,12 @@ std::string scalar_prelude(const Target& t) {
   out += substitute(kIntegerTemplates, common);
   for (const IntType& it : kIntTypes) {
     auto subs = common;
-    subs.insert(subs.begin(), {{"$T", it.c_type}, {"$U", it.unsigned_type},
-                               {"$N", it.short_name}, {"$HI", it.hi},
-                               {"$MAX", it.max}, {"$MIN", it.min}});
+    subs.insert(subs.begin(), {{"$T", it.c_type},
+                               {"$U", it.unsigned_type},
+                               {"$N", it.short_name},
+                               {"$HI", it.hi},
+                               {"$MAX", it.max},
+                               {"$MIN", it.min}});
     out += substitute(kWrapping, subs);
     out += substitute(kFloatToInt, subs);
   }

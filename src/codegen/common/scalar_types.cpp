@@ -21,13 +21,20 @@ std::string compute_c_type(DType t) {
   switch (t) {
     case DType::kF32:
     case DType::kF16:
-    case DType::kBF16: return "float";
-    case DType::kF64: return "double";
-    case DType::kI64: return "int64_t";
-    case DType::kI32: return "int32_t";
-    case DType::kI8: return "int8_t";
-    case DType::kU8: return "uint8_t";
-    case DType::kBool: return "bool";
+    case DType::kBF16:
+      return "float";
+    case DType::kF64:
+      return "double";
+    case DType::kI64:
+      return "int64_t";
+    case DType::kI32:
+      return "int32_t";
+    case DType::kI8:
+      return "int8_t";
+    case DType::kU8:
+      return "uint8_t";
+    case DType::kBool:
+      return "bool";
   }
   GF_ASSERT(false, "bad dtype");
   return "";
@@ -36,9 +43,12 @@ std::string compute_c_type(DType t) {
 std::string storage_c_type(DType t) {
   switch (t) {
     case DType::kF16:
-    case DType::kBF16: return "uint16_t";
-    case DType::kBool: return "uint8_t";  // gf::Tensor stores bool as one byte, 0 or 1
-    default: return compute_c_type(t);
+    case DType::kBF16:
+      return "uint16_t";
+    case DType::kBool:
+      return "uint8_t";  // gf::Tensor stores bool as one byte, 0 or 1
+    default:
+      return compute_c_type(t);
   }
 }
 
@@ -87,17 +97,22 @@ std::string emit_literal(const Target& target, DType t, double v) {
     case DType::kF32:
     case DType::kF16:
     case DType::kBF16:
-    case DType::kF64: return float_literal(target, t, v);
-    case DType::kBool: return v != 0.0 ? "true" : "false";
+    case DType::kF64:
+      return float_literal(target, t, v);
+    case DType::kBool:
+      return v != 0.0 ? "true" : "false";
     case DType::kI64: {
       if (std::isnan(v)) return "(int64_t)0";
       if (v >= 9223372036854775807.0) return "INT64_MAX";
       if (v <= -9223372036854775808.0) return "INT64_MIN";
       return "(int64_t)" + std::to_string(static_cast<int64_t>(v)) + "LL";
     }
-    case DType::kI32: return "(int32_t)" + std::to_string(saturate(v, -2147483648.0, 2147483647.0));
-    case DType::kI8: return "(int8_t)" + std::to_string(saturate(v, -128, 127));
-    case DType::kU8: return "(uint8_t)" + std::to_string(saturate(v, 0, 255));
+    case DType::kI32:
+      return "(int32_t)" + std::to_string(saturate(v, -2147483648.0, 2147483647.0));
+    case DType::kI8:
+      return "(int8_t)" + std::to_string(saturate(v, -128, 127));
+    case DType::kU8:
+      return "(uint8_t)" + std::to_string(saturate(v, 0, 255));
   }
   GF_ASSERT(false, "bad dtype");
   return "";
@@ -113,19 +128,27 @@ std::string emit_round_to(const Target& target, DType t, const std::string& expr
 
 std::string emit_load_convert(const Target& target, DType t, const std::string& stored) {
   switch (t) {
-    case DType::kF16: return target.f16_to_float + "(" + stored + ")";
-    case DType::kBF16: return target.bf16_to_float + "(" + stored + ")";
-    case DType::kBool: return "(" + stored + " != 0)";
-    default: return stored;
+    case DType::kF16:
+      return target.f16_to_float + "(" + stored + ")";
+    case DType::kBF16:
+      return target.bf16_to_float + "(" + stored + ")";
+    case DType::kBool:
+      return "(" + stored + " != 0)";
+    default:
+      return stored;
   }
 }
 
 std::string emit_store_convert(const Target& target, DType t, const std::string& value) {
   switch (t) {
-    case DType::kF16: return target.float_to_f16 + "(" + value + ")";
-    case DType::kBF16: return target.float_to_bf16 + "(" + value + ")";
-    case DType::kBool: return "(uint8_t)(" + value + " ? 1 : 0)";
-    default: return value;
+    case DType::kF16:
+      return target.float_to_f16 + "(" + value + ")";
+    case DType::kBF16:
+      return target.float_to_bf16 + "(" + value + ")";
+    case DType::kBool:
+      return "(uint8_t)(" + value + " ? 1 : 0)";
+    default:
+      return value;
   }
 }
 

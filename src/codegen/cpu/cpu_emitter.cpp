@@ -33,8 +33,9 @@ std::string comment_safe(std::string s) {
 
 bool is_c_identifier(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 std::string dims_string(const std::vector<int64_t>& dims) {
@@ -71,8 +72,8 @@ class KernelWriter {
   }
   // Emits the not yet emitted exprs among `roots` and their args that live at this level
   // (`inner`: those that use an inner index; otherwise the outer-invariant ones).
-  void emit_exprs(const std::vector<ExprId>& roots, bool inner, std::set<ExprId>& done,
-                  int depth, size_t row_limit);
+  void emit_exprs(const std::vector<ExprId>& roots, bool inner, std::set<ExprId>& done, int depth,
+                  size_t row_limit);
   void open_inner_loops(int depth);
   void close_inner_loops(int depth);
   void emit_reduction(size_t r, std::set<ExprId>& outer_done, int depth);
@@ -83,8 +84,8 @@ class KernelWriter {
   const Graph& g_;
   const CpuEmitOptions& opts_;
   Target target_;
-  std::vector<bool> uses_inner_;   // per expr: depends on an inner loop index
-  std::vector<int> max_row_;       // per expr: the highest row value it reads, -1 for none
+  std::vector<bool> uses_inner_;  // per expr: depends on an inner loop index
+  std::vector<int> max_row_;      // per expr: the highest row value it reads, -1 for none
   std::ostringstream out_;
 };
 
@@ -105,14 +106,17 @@ void KernelWriter::validate_and_analyse() {
     }
     switch (e.kind) {
       case ExprKind::kOuterIndex:
-        if (e.axis < 0 || e.axis >= static_cast<int>(k_.outer_dims.size())) malformed(where + ": bad outer axis");
+        if (e.axis < 0 || e.axis >= static_cast<int>(k_.outer_dims.size()))
+          malformed(where + ": bad outer axis");
         break;
       case ExprKind::kInnerIndex:
-        if (e.axis < 0 || e.axis >= static_cast<int>(k_.inner_dims.size())) malformed(where + ": bad inner axis");
+        if (e.axis < 0 || e.axis >= static_cast<int>(k_.inner_dims.size()))
+          malformed(where + ": bad inner axis");
         uses_inner_[static_cast<size_t>(id)] = true;
         break;
       case ExprKind::kRowValue:
-        if (e.axis < 0 || e.axis >= static_cast<int>(k_.reductions.size())) malformed(where + ": bad row value");
+        if (e.axis < 0 || e.axis >= static_cast<int>(k_.reductions.size()))
+          malformed(where + ": bad row value");
         max_row_[static_cast<size_t>(id)] = e.axis;
         break;
       case ExprKind::kLoad:
@@ -122,13 +126,15 @@ void KernelWriter::validate_and_analyse() {
         break;
       case ExprKind::kCast:
       case ExprKind::kSelect:
-        if (e.args.size() != (e.kind == ExprKind::kCast ? 1u : 3u)) malformed(where + ": bad arity");
+        if (e.args.size() != (e.kind == ExprKind::kCast ? 1u : 3u))
+          malformed(where + ": bad arity");
         break;
       case ExprKind::kIndex:
         if (e.args.size() != 2) malformed(where + ": index op needs 2 args");
         break;
       case ExprKind::kConstant:
-      case ExprKind::kOp: break;
+      case ExprKind::kOp:
+        break;
     }
   }
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
@@ -157,17 +163,28 @@ void KernelWriter::validate_and_analyse() {
 std::string KernelWriter::index_value(const Expr& e) const {
   const std::string a = as_type(e.args[0], DType::kI64), b = as_type(e.args[1], DType::kI64);
   switch (e.index_op) {
-    case IndexOp::kAdd: return a + " + " + b;
-    case IndexOp::kSub: return a + " - " + b;
-    case IndexOp::kMul: return a + " * " + b;
-    case IndexOp::kDiv: return a + " / " + b;
-    case IndexOp::kMod: return a + " % " + b;
-    case IndexOp::kMin: return a + " < " + b + " ? " + a + " : " + b;
-    case IndexOp::kMax: return a + " > " + b + " ? " + a + " : " + b;
-    case IndexOp::kLess: return a + " < " + b;
-    case IndexOp::kLessEq: return a + " <= " + b;
-    case IndexOp::kEqual: return a + " == " + b;
-    case IndexOp::kAnd: return tmp(e.args[0]) + " && " + tmp(e.args[1]);
+    case IndexOp::kAdd:
+      return a + " + " + b;
+    case IndexOp::kSub:
+      return a + " - " + b;
+    case IndexOp::kMul:
+      return a + " * " + b;
+    case IndexOp::kDiv:
+      return a + " / " + b;
+    case IndexOp::kMod:
+      return a + " % " + b;
+    case IndexOp::kMin:
+      return a + " < " + b + " ? " + a + " : " + b;
+    case IndexOp::kMax:
+      return a + " > " + b + " ? " + a + " : " + b;
+    case IndexOp::kLess:
+      return a + " < " + b;
+    case IndexOp::kLessEq:
+      return a + " <= " + b;
+    case IndexOp::kEqual:
+      return a + " == " + b;
+    case IndexOp::kAnd:
+      return tmp(e.args[0]) + " && " + tmp(e.args[1]);
   }
   return {};
 }
@@ -195,13 +212,16 @@ std::string KernelWriter::op_value(const Expr& e) const {
 std::string KernelWriter::expr_value(ExprId id) const {
   const Expr& e = expr(id);
   switch (e.kind) {
-    case ExprKind::kOuterIndex: return "o" + std::to_string(e.axis);
-    case ExprKind::kInnerIndex: return "i" + std::to_string(e.axis);
+    case ExprKind::kOuterIndex:
+      return "o" + std::to_string(e.axis);
+    case ExprKind::kInnerIndex:
+      return "i" + std::to_string(e.axis);
     case ExprKind::kRowValue: {
       const DType acc = k_.reductions[static_cast<size_t>(e.axis)].accumulate;
       return emit_cast(target_, acc, e.dtype, "row" + std::to_string(e.axis));
     }
-    case ExprKind::kConstant: return emit_literal(target_, e.dtype, e.constant);
+    case ExprKind::kConstant:
+      return emit_literal(target_, e.dtype, e.constant);
     case ExprKind::kLoad: {
       const fusion::KernelBuffer& b = k_.buffers[static_cast<size_t>(e.buffer)];
       const std::string loaded = emit_load_convert(
@@ -209,18 +229,21 @@ std::string KernelWriter::expr_value(ExprId id) const {
           "b" + std::to_string(e.buffer) + "[" + as_type(e.args[0], DType::kI64) + "]");
       return emit_cast(target_, b.dtype, e.dtype, loaded);
     }
-    case ExprKind::kOp: return op_value(e);
-    case ExprKind::kCast: return as_type(e.args[0], e.dtype);
-    case ExprKind::kIndex: return index_value(e);
+    case ExprKind::kOp:
+      return op_value(e);
+    case ExprKind::kCast:
+      return as_type(e.args[0], e.dtype);
+    case ExprKind::kIndex:
+      return index_value(e);
     case ExprKind::kSelect:
-      return as_type(e.args[0], DType::kBool) + " ? " +
-             as_type(e.args[1], e.dtype) + " : " + as_type(e.args[2], e.dtype);
+      return as_type(e.args[0], DType::kBool) + " ? " + as_type(e.args[1], e.dtype) + " : " +
+             as_type(e.args[2], e.dtype);
   }
   return {};
 }
 
-void KernelWriter::emit_exprs(const std::vector<ExprId>& roots, bool inner,
-                              std::set<ExprId>& done, int depth, size_t row_limit) {
+void KernelWriter::emit_exprs(const std::vector<ExprId>& roots, bool inner, std::set<ExprId>& done,
+                              int depth, size_t row_limit) {
   // The closure of `roots` over args, then emitted in id order (args come first in a DAG).
   std::set<ExprId> needed;
   std::vector<ExprId> stack(roots.begin(), roots.end());
@@ -267,11 +290,19 @@ void KernelWriter::emit_reduction(size_t r, std::set<ExprId>& outer_done, int de
   emit_exprs({red.value}, false, outer_done, depth, r);
   std::string init;
   switch (red.kind) {
-    case ReduceKind::kSum: init = emit_literal(target_, acc_t, 0); break;
-    case ReduceKind::kProd: init = emit_literal(target_, acc_t, 1); break;
+    case ReduceKind::kSum:
+      init = emit_literal(target_, acc_t, 0);
+      break;
+    case ReduceKind::kProd:
+      init = emit_literal(target_, acc_t, 1);
+      break;
     // -inf / +inf saturate to lowest / highest for integer accumulators.
-    case ReduceKind::kMax: init = emit_literal(target_, acc_t, -HUGE_VAL); break;
-    case ReduceKind::kMin: init = emit_literal(target_, acc_t, HUGE_VAL); break;
+    case ReduceKind::kMax:
+      init = emit_literal(target_, acc_t, -HUGE_VAL);
+      break;
+    case ReduceKind::kMin:
+      init = emit_literal(target_, acc_t, HUGE_VAL);
+      break;
   }
   const std::string c_type = compute_c_type(acc_t);
   out_ << indent(depth) << c_type << " " << acc << " = " << init << ";\n";
@@ -282,10 +313,18 @@ void KernelWriter::emit_reduction(size_t r, std::set<ExprId>& outer_done, int de
   std::string step;
   const bool integer = is_integer(acc_t);
   switch (red.kind) {
-    case ReduceKind::kSum: step = integer ? "gf_wadd(" + acc + ", " + v + ")" : acc + " + " + v; break;
-    case ReduceKind::kProd: step = integer ? "gf_wmul(" + acc + ", " + v + ")" : acc + " * " + v; break;
-    case ReduceKind::kMax: step = "gf_max<" + c_type + ">(" + acc + ", " + v + ")"; break;
-    case ReduceKind::kMin: step = "gf_min<" + c_type + ">(" + acc + ", " + v + ")"; break;
+    case ReduceKind::kSum:
+      step = integer ? "gf_wadd(" + acc + ", " + v + ")" : acc + " + " + v;
+      break;
+    case ReduceKind::kProd:
+      step = integer ? "gf_wmul(" + acc + ", " + v + ")" : acc + " * " + v;
+      break;
+    case ReduceKind::kMax:
+      step = "gf_max<" + c_type + ">(" + acc + ", " + v + ")";
+      break;
+    case ReduceKind::kMin:
+      step = "gf_min<" + c_type + ">(" + acc + ", " + v + ")";
+      break;
   }
   out_ << indent(depth + 2) << acc << " = " << step << ";\n";
   close_inner_loops(depth);
@@ -303,8 +342,7 @@ std::string KernelWriter::write() {
   const int64_t outer = product(k_.outer_dims), inner = product(k_.inner_dims);
   const bool any_per_inner = std::any_of(k_.stores.begin(), k_.stores.end(),
                                          [](const fusion::Store& s) { return s.per_inner; });
-  const int64_t inner_passes =
-      static_cast<int64_t>(k_.reductions.size()) + (any_per_inner ? 1 : 0);
+  const int64_t inner_passes = static_cast<int64_t>(k_.reductions.size()) + (any_per_inner ? 1 : 0);
   const int64_t work = outer * std::max<int64_t>(1, inner * inner_passes);
 
   out_ << "// Generated by graphfuse (CPU code generator): kernel " << k_.name << ".\n"
@@ -312,13 +350,14 @@ std::string KernelWriter::write() {
        << scalar_prelude(target_) << "}  // namespace\n\n"
        << "extern \"C\" void " << k_.name << "(void* const* buffers) {\n";
   std::istringstream comment(k_.comment);
-  for (std::string line; std::getline(comment, line);) out_ << "  // " << comment_safe(line) << "\n";
+  for (std::string line; std::getline(comment, line);)
+    out_ << "  // " << comment_safe(line) << "\n";
   for (size_t i = 0; i < k_.buffers.size(); ++i) {
     const fusion::KernelBuffer& b = k_.buffers[i];
     const std::string type = (b.is_output ? "" : "const ") + storage_c_type(b.dtype);
     out_ << "  " << type << "* b" << i << " = static_cast<" << type << "*>(buffers[" << i
-         << "]);  // " << comment_safe(b.name) << ": " << dtype_name(b.dtype)
-         << dims_string(b.dims) << (b.is_output ? " (output)" : "") << "\n";
+         << "]);  // " << comment_safe(b.name) << ": " << dtype_name(b.dtype) << dims_string(b.dims)
+         << (b.is_output ? " (output)" : "") << "\n";
   }
   if (outer == 0) {
     out_ << "}\n";

@@ -84,7 +84,9 @@ std::string checksum_line(const std::string& so_bytes) {
   return hex64(fnv1a64(so_bytes)) + " " + std::to_string(so_bytes.size()) + "\n";
 }
 
-fs::path checksum_path(const fs::path& so) { return so.string() + ".fnv"; }
+fs::path checksum_path(const fs::path& so) {
+  return so.string() + ".fnv";
+}
 
 // The compiler's diagnostics from the first error on, at most kErrorLinesShown lines.
 std::string first_error_lines(const std::string& output) {
@@ -152,7 +154,8 @@ const std::string& JitCompiler::compiler_version() {
     const int rc = run_command(shell_quote(options_.compiler) + " --version", output);
     if (rc != 0) {
       throw Error(ErrorCode::kCompileError, "JIT: cannot run the C++ compiler '" +
-                                                options_.compiler + "'" + first_error_lines(output));
+                                                options_.compiler + "'" +
+                                                first_error_lines(output));
     }
     version_ = output.substr(0, output.find('\n'));
   });
@@ -244,7 +247,8 @@ JitLibraryPtr JitCompiler::load_or_compile(const std::string& source, uint64_t k
   fs::remove(src_path, ec);
   std::string error;
   void* handle = open_library(so_path, &error);
-  if (!handle) throw Error(ErrorCode::kCompileError, "JIT: cannot load " + so_path.string() + ": " + error);
+  if (!handle)
+    throw Error(ErrorCode::kCompileError, "JIT: cannot load " + so_path.string() + ": " + error);
   return std::make_shared<const JitLibrary>(handle, so_path);
 }
 

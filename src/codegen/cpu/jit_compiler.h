@@ -21,9 +21,9 @@ inline constexpr const char* kCpuJitFlags =
     "-O3 -march=native -fopenmp -shared -fPIC -std=c++17 -ffp-contract=off";
 
 struct JitOptions {
-  std::string compiler = "c++";        // a command on PATH or a path
-  std::filesystem::path cache_dir;     // where sources and .so files live
-  bool use_disk_cache = true;          // false: compile in cache_dir but never reuse from disk
+  std::string compiler = "c++";     // a command on PATH or a path
+  std::filesystem::path cache_dir;  // where sources and .so files live
+  bool use_disk_cache = true;       // false: compile in cache_dir but never reuse from disk
 };
 
 // Default options: cache_dir from $XDG_CACHE_HOME/graphfuse, else ~/.cache/graphfuse, else a
