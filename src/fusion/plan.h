@@ -30,7 +30,8 @@ struct Group {
   std::vector<ValueId> outputs;  // values read outside the group or graph outputs
   double bytes_read = 0;
   double bytes_written = 0;
-  double flops = 0;
+  double flops = 0;         // vector arithmetic
+  double matrix_flops = 0;  // on the matrix units (the GEMM/conv/attention anchor)
   double time_us = 0;  // cost model estimate, launch included
   bool launches_kernel() const { return kind != GroupKind::kView; }
 };

@@ -37,9 +37,10 @@ std::string plan_to_text(const Graph& g, const Plan& plan, bool explain) {
                 plan.total_time_us());
   os << line;
   for (const Group& gr : plan.groups) {
-    std::snprintf(line, sizeof line, "  #%-3d %-9s %6.2f us  read %s, write %s, %.3g flop: ",
+    std::snprintf(line, sizeof line, "  #%-3d %-9s %8.2f us  read %s, write %s, %.3g flop: ",
                   gr.id, std::string(group_kind_name(gr.kind)).c_str(), gr.time_us,
-                  fmt_bytes(gr.bytes_read).c_str(), fmt_bytes(gr.bytes_written).c_str(), gr.flops);
+                  fmt_bytes(gr.bytes_read).c_str(), fmt_bytes(gr.bytes_written).c_str(),
+                  gr.flops + gr.matrix_flops);
     os << line << group_ops(g, gr) << "\n";
     if (explain) {
       os << "        nodes:";
@@ -50,8 +51,9 @@ std::string plan_to_text(const Graph& g, const Plan& plan, bool explain) {
   if (explain) {
     os << "decisions:\n";
     for (const Decision& d : plan.decisions) {
-      std::snprintf(line, sizeof line, "  %-8s %-10s saves %s / %.2f us: ",
-                    d.accepted ? "fused" : "kept", d.kind.c_str(), fmt_bytes(d.bytes_saved).c_str(),
+      std::snprintf(line, sizeof line, "  %-5s %-10s %s %s / %.2f us: ",
+                    d.accepted ? "fused" : "kept", d.kind.c_str(),
+                    d.accepted ? "saves" : "would save", fmt_bytes(d.bytes_saved).c_str(),
                     d.time_saved_us);
       os << line << d.producer << (d.consumer.empty() ? "" : " -> " + d.consumer) << " (" << d.reason
          << ")\n";
@@ -107,6 +109,7 @@ std::string plan_to_json(const Graph& g, const Plan& plan) {
     jg["bytes_read"] = gr.bytes_read;
     jg["bytes_written"] = gr.bytes_written;
     jg["flops"] = gr.flops;
+    jg["matrix_flops"] = gr.matrix_flops;
     jg["time_us"] = gr.time_us;
     j["groups"].push_back(jg);
   }

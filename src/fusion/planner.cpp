@@ -186,8 +186,7 @@ class Planner {
     } else if (C.anchor != kNoNode) {  // P is a pointwise prologue of C's anchor
       kind = "prologue";
       if (C.kind != GroupKind::kReduction)
-        return std::string("a ") + std::string(group_kind_name(C.kind)) +
-               " reads its operands as stored (views aside)";
+        return std::string(group_kind_name(C.kind)) + " reads its operands as stored (views aside)";
       for (NodeId id : P.nodes) {
         const OpKind k = op_info(node(id).op).kind;
         if (k != OpKind::kElementwise && k != OpKind::kBroadcast)
@@ -452,10 +451,18 @@ class Planner {
       out.outputs.assign(outs.begin(), outs.end());
       for (ValueId v : out.inputs) out.bytes_read += value_bytes(g_, v);
       for (ValueId v : out.outputs) out.bytes_written += value_bytes(g_, v);
-      out.flops = group_flops(gid);
-      out.time_us = out.kind == GroupKind::kView
-                        ? 0
-                        : m_.time_us(out.bytes_read + out.bytes_written, out.flops) + m_.launch_us;
+      for (NodeId id : out.nodes) {
+        const OpKind k = op_info(node(id).op).kind;
+        const bool matrix = k == OpKind::kGemmLike || k == OpKind::kAttention;
+        (matrix ? out.matrix_flops : out.flops) += node_flops(g_, node(id));
+      }
+      if (out.kind == GroupKind::kView) {
+        out.bytes_read = out.bytes_written = 0;  // consumers read through strides
+      } else {
+        out.time_us =
+            m_.time_us(out.bytes_read + out.bytes_written, out.flops, out.matrix_flops) +
+            m_.launch_us;
+      }
       for (NodeId id : out.nodes) plan.group_of_node[static_cast<size_t>(id)] = out.id;
       plan.groups.push_back(std::move(out));
     }

@@ -1,6 +1,7 @@
 #include "ir/infer.h"
 
 #include <optional>
+#include <string_view>
 
 namespace gf {
 
@@ -71,12 +72,11 @@ void InferContext::expect_rank(int i, size_t r) const {
 }
 
 int64_t InferContext::normalize_axis(int64_t axis, int64_t r, const char* what) const {
-  if (axis < -r || axis >= r || (r == 0 && axis != 0 && axis != -1)) {
+  if (axis < -r || axis >= r) {
     fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
              std::to_string(r),
          ErrorCode::kInvalidGraph);
   }
-  if (r == 0) return 0;
   return axis < 0 ? axis + r : axis;
 }
 
@@ -133,7 +133,14 @@ std::vector<TensorType> infer_node(const Node& node, std::span<const TensorType*
   InferContext ctx(node, types, values);
   InferFn fn = infer_table()[static_cast<size_t>(node.op)];
   if (fn == nullptr) ctx.fail("no shape inference for this op", ErrorCode::kUnsupported);
-  std::vector<TensorType> out = fn(ctx);
+  std::vector<TensorType> out;
+  try {
+    out = fn(ctx);
+  } catch (const Error& e) {
+    // Errors raised below the op's own checks (a wrong-kind attribute, say) get the node named.
+    if (std::string_view(e.what()).starts_with("node '")) throw;
+    throw Error(e.code(), ctx.describe() + ": " + e.what());
+  }
   if (out.size() < node.outputs.size()) {
     ctx.fail("inference gave " + std::to_string(out.size()) + " outputs for " +
                  std::to_string(node.outputs.size()),

@@ -1,5 +1,6 @@
 // The fusion planner on hand-built graphs: which ops share a kernel, and why.
 #include "fusion/plan.h"
+#include "graphfuse/models.h"
 #include "test_util.h"
 
 namespace gf {
@@ -166,6 +167,24 @@ TEST(FusionPlanner, ReportsListGroupsAndKernelCount) {
   EXPECT_NE(text.find("mm act"), std::string::npos) << text;
   const std::string dot = fusion::plan_to_dot(m.g, p);
   EXPECT_NE(dot.find("n0 -> n1"), std::string::npos) << dot;
+}
+
+}  // namespace
+}  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST(FusionPlanner, Gpt2StackRunsInSevenKernelsPerLayer) {
+  // Per layer: LayerNorm, QKV GEMM+bias, attention (head split/merge read as views), output
+  // GEMM+bias+residual, LayerNorm, MLP GEMM+bias+GELU, GEMM+bias+residual; then the final
+  // LayerNorm.
+  models::Gpt2Config config;
+  config.layers = 3;
+  Graph g = models::gpt2_stack(config);
+  infer_shapes(g);
+  Plan p = fusion::plan_fusion(g, CostModel::h200());
+  EXPECT_EQ(p.kernel_count(), 7 * 3 + 1) << fusion::plan_to_text(g, p, true);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "runtime/cpu/reference/interpreter.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "ir/infer.h"
 #include "runtime/cpu/reference/kernels.h"
@@ -115,7 +116,13 @@ std::vector<Tensor> execute_node(const Node& node, std::span<const Tensor> input
                                              std::string(op_name(node.op)) +
                                              "): the reference interpreter has no kernel");
   }
-  k(KernelArgs{node, inputs, outputs});
+  const KernelArgs args{node, inputs, outputs};
+  try {
+    k(args);
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with("node '")) throw;
+    kernel_fail(args, e.what(), e.code());
+  }
   return outputs;
 }
 
