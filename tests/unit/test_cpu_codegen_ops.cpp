@@ -123,6 +123,70 @@ TEST(CpuCodegenOps, UnaryFloatOpsMatchTheirDefinitions) {
   expect_values(out[30], {8}, {-2, -0, 0, 0, 0, 2, 2, 3}, 0, 0);  // half to even, exactly
 }
 
+TEST(CpuCodegenOps, UnaryOpsMatchTheReferenceBitForBitInEveryFloatDtype) {
+  const std::vector<Op> ops = {
+      Op::kAbs,        Op::kNeg,         Op::kExp,       Op::kLog,      Op::kSqrt,
+      Op::kReciprocal, Op::kTanh,        Op::kErf,       Op::kSigmoid,  Op::kRelu,
+      Op::kLeakyRelu,  Op::kElu,         Op::kSelu,      Op::kCelu,     Op::kThresholdedRelu,
+      Op::kGelu,       Op::kHardSigmoid, Op::kHardSwish, Op::kSoftplus, Op::kSoftsign,
+      Op::kMish,       Op::kSin,         Op::kCos,       Op::kTan,      Op::kAsin,
+      Op::kAcos,       Op::kAtan,        Op::kSinh,      Op::kCosh,     Op::kAsinh,
+      Op::kAcosh,      Op::kAtanh,       Op::kFloor,     Op::kCeil,     Op::kRound,
+      Op::kSign};
+  const Tensor x32 =
+      testing::f32({10}, {-3.5f, -1.f, -0.5f, -0.f, 0.3f, 0.5f, 1.f, 2.5f, 20.f, kNaN});
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const Tensor x = testing::to_dtype(x32, t);
+    std::vector<MapCase> cases;
+    for (Op op : ops) cases.push_back({op, t, {0}, {}});
+    cases.push_back({Op::kGelu, t, {0}, {{"approximate", std::string("tanh")}}});
+    const auto out = run_map("unary_ref_" + std::string(dtype_name(t)), {x}, cases);
+    for (size_t k = 0; k < cases.size(); ++k) {
+      SCOPED_TRACE(std::string(op_name(cases[k].op)));
+      const Tensor want = testing::run_op1(cases[k].op, {x}, cases[k].attrs);
+      expect_values(out[k], {10}, testing::as_doubles(want), 0, 0);
+    }
+  }
+}
+
+TEST(CpuCodegenOps, BinaryOpsMatchTheReferenceInEveryNumericDtype) {
+  // Nonzero divisors: the reference fails on an integer division by zero.
+  const Tensor a_signed = testing::f32({6}, {-7, 5, 100, 3, -120, 0});
+  const Tensor b_signed = testing::f32({6}, {3, -2, 7, 3, -1, 5});
+  const Tensor a_unsigned = testing::f32({6}, {7, 5, 200, 3, 255, 0});
+  const Tensor b_unsigned = testing::f32({6}, {3, 2, 7, 3, 1, 5});
+  for (DType t :
+       {DType::kF32, DType::kF16, DType::kF64, DType::kI64, DType::kI32, DType::kI8, DType::kU8}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    const bool is_unsigned = t == DType::kU8;
+    const Tensor a = testing::to_dtype(is_unsigned ? a_unsigned : a_signed, t);
+    const Tensor b = testing::to_dtype(is_unsigned ? b_unsigned : b_signed, t);
+    const Attributes fmod{{"fmod", int64_t{is_floating(t) ? 1 : 0}}};
+    std::vector<MapCase> cases;
+    for (Op op : {Op::kAdd, Op::kSub, Op::kMul, Op::kDiv, Op::kMax, Op::kMin}) {
+      cases.push_back({op, t, {0, 1}, {}});
+    }
+    if (!is_unsigned) cases.push_back({Op::kPRelu, t, {0, 1}, {}});
+    if (is_floating(t)) {  // Sum and Mean are float-only in the op's type constraints
+      cases.push_back({Op::kSum, t, {0, 1, 0}, {}});
+      cases.push_back({Op::kMean, t, {0, 1}, {}});
+    }
+    cases.push_back({Op::kMod, t, {0, 1}, fmod});
+    cases.push_back({Op::kPow, t, {1, 1}, {}});
+    cases.push_back({Op::kLess, DType::kBool, {0, 1}, {}});
+    cases.push_back({Op::kGreaterOrEqual, DType::kBool, {0, 1}, {}});
+    const auto out = run_map("binary_ref_" + std::string(dtype_name(t)), {a, b}, cases);
+    for (size_t k = 0; k < cases.size(); ++k) {
+      SCOPED_TRACE(std::string(op_name(cases[k].op)));
+      std::vector<Tensor> ins;
+      for (int i : cases[k].inputs) ins.push_back(i == 0 ? a : b);
+      const Tensor want = testing::run_op1(cases[k].op, ins, cases[k].attrs);
+      expect_values(out[k], {6}, testing::as_doubles(want), 0, 0);
+    }
+  }
+}
+
 TEST(CpuCodegenOps, InverseTrigOnTheirDomainAndPredicates) {
   const std::vector<float> xs = {-0.75f, 0.f, 0.5f, kNaN, kInf, -kInf};
   const auto out = run_map("inverse_trig", {testing::f32({6}, xs)},
