@@ -1,6 +1,7 @@
 // The scalar emitter through the CPU JIT: every elementwise op of the op table in a few
 // kernels (one compile each), compared with values computed here from ONNX's definitions.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <numbers>
 
@@ -184,6 +185,38 @@ TEST(CpuCodegenOps, BinaryOpsMatchTheReferenceInEveryNumericDtype) {
       const Tensor want = testing::run_op1(cases[k].op, ins, cases[k].attrs);
       expect_values(out[k], {6}, testing::as_doubles(want), 0, 0);
     }
+  }
+}
+
+TEST(CpuCodegenOps, CastsMatchTheReferenceForEveryDtypePair) {
+  // Midpoints, out-of-range values, NaN and -0 in every source type that can hold them.
+  const Tensor wide = Tensor::from_vector<double>(
+      {6}, {1.0 + std::ldexp(1.0, -11) + 1e-13, -2.75, 70000.5, std::nan(""), -1e30, -0.0});
+  const std::vector<Tensor> sources = {
+      testing::to_dtype(wide, DType::kF32),
+      wide,
+      testing::to_dtype(wide, DType::kBF16),
+      Tensor::from_vector<int64_t>({6}, {2049, -300, 16777217, 0, -9223372036854775807LL, 255}),
+      Tensor::from_vector<int32_t>({6}, {2051, -129, 65519, 65520, -2147483647, 1}),
+      Tensor::from_vector<uint8_t>({6}, {0, 1, 127, 128, 200, 255}),
+      Tensor::from_vector<bool>({6}, {true, false, true, true, false, false}),
+  };
+  std::vector<MapCase> cases;
+  for (int s = 0; s < static_cast<int>(sources.size()); ++s) {
+    for (int to = 0; to < kNumDTypes; ++to) {
+      cases.push_back({Op::kCast, static_cast<DType>(to), {s}, {{"to", int64_t{to}}}});
+    }
+  }
+  const auto out = run_map("cast_pairs", sources, cases);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Tensor& x = sources[static_cast<size_t>(cases[k].inputs[0])];
+    SCOPED_TRACE(std::string(dtype_name(x.dtype())) + " -> " +
+                 std::string(dtype_name(cases[k].out)));
+    const Tensor want = testing::run_op1(Op::kCast, {x}, cases[k].attrs);
+    ASSERT_EQ(want.dtype(), out[k].dtype());
+    EXPECT_EQ(std::memcmp(want.raw(), out[k].raw(), want.nbytes()), 0)
+        << "got " << ::testing::PrintToString(testing::as_doubles(out[k])) << ", want "
+        << ::testing::PrintToString(testing::as_doubles(want));
   }
 }
 
