@@ -56,8 +56,9 @@ struct ScalarOp {
 std::string compute_c_type(DType t);
 std::string storage_c_type(DType t);
 
-// The op as an expression in compute_c_type(op.result). Throws kUnsupported naming the op and
-// node for ops (or dtypes) that have no scalar form.
+// The op as an expression in compute_c_type(op.result), not rounded to a 16-bit result type
+// (emit_round_to does that where the caller wants the reference's per-op rounding). Throws
+// kUnsupported naming the op and node for ops (or dtypes) that have no scalar form.
 std::string emit_op(const Target& target, const ScalarOp& op);
 
 // `expr` (in compute_c_type(from)) converted to `to`, with the reference Cast's rounding:
