@@ -15,8 +15,16 @@
 
 namespace gf {
 
+// How the CPU runs a graph: generated fused kernels (compiled per input shape, cached on disk),
+// or the unfused reference interpreter (the test oracle).
+enum class CpuBackend { kFused, kReference };
+
 struct SessionOptions {
   Device device = Device::kCpu;
+  CpuBackend cpu_backend = CpuBackend::kFused;
+  // Compiled programs kept per session, one per distinct set of input shapes (least recently
+  // used first out).
+  int max_cached_programs = 8;
   // Cap on the host memory that intermediates of this session's runs may hold at once, summed
   // over concurrent runs; 0 means the machine's physical memory. A run that would pass it fails
   // with kOutOfMemory before allocating, and the session stays usable.
@@ -26,6 +34,18 @@ struct SessionOptions {
 namespace ref {
 class HostMemoryBudget;
 }
+namespace cpu {
+class FusedProgram;
+}
+
+struct SessionStats {
+  int programs_compiled = 0;  // distinct input shapes compiled so far
+  int program_cache_hits = 0;
+  int fused_kernels = 0;      // of the most recently compiled program
+  int reference_steps = 0;
+  int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
+  int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
+};
 
 class Session {
  public:
@@ -42,11 +62,16 @@ class Session {
   // Bytes of intermediates held now / at most so far, over all runs of this session.
   uint64_t host_bytes_in_use() const;
   uint64_t host_bytes_peak() const;
+  SessionStats stats() const;
 
  private:
+  std::shared_ptr<const cpu::FusedProgram> program_for(const std::vector<Tensor>& inputs) const;
+
   Graph graph_;
   SessionOptions options_;
   std::shared_ptr<ref::HostMemoryBudget> budget_;
+  struct ProgramCache;
+  std::shared_ptr<ProgramCache> programs_;
 };
 
 }  // namespace gf

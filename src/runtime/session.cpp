@@ -5,6 +5,13 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include <list>
+#include <span>
+#include <mutex>
+
+#include "codegen/cpu/jit_compiler.h"
+#include "passes/fold_constants.h"
+#include "runtime/cpu/fused_program.h"
 #include "runtime/cpu/reference/interpreter.h"
 
 namespace gf {
@@ -53,14 +60,48 @@ uint64_t physical_memory_bytes() {
   if (pages <= 0 || page_size <= 0) return UINT64_MAX;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
+// One JIT for the process: its in-memory cache then serves every session. Never destroyed:
+// at exit, unloading compiled libraries would race with other static destructors.
+codegen::JitCompiler& process_jit() {
+  static codegen::JitCompiler* jit = new codegen::JitCompiler();
+  return *jit;
+}
+
+// The graph specialised to concrete input shapes: dims bound, shapes inferred, shape
+// subgraphs and other constant work folded.
+Graph bind_input_shapes(const Graph& g, const std::vector<Tensor>& inputs) {
+  Graph bound = g;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bound.value(bound.inputs()[i]).type.shape = Shape::from_static(inputs[i].dims());
+  }
+  fold_constants(bound, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
+  return bound;
+}
+
+bool all_shapes_static(const Graph& g) {
+  for (size_t v = 0; v < g.num_values(); ++v)
+    if (!g.value(static_cast<ValueId>(v)).type.shape.is_static()) return false;
+  return true;
+}
+
 }  // namespace
+
+struct Session::ProgramCache {
+  std::mutex mutex;
+  std::list<std::pair<std::vector<std::vector<int64_t>>, std::shared_ptr<const cpu::FusedProgram>>> lru;
+  SessionStats stats;
+};
 
 Session::Session(Graph graph, SessionOptions options)
     : graph_(std::move(graph)),
       options_(options),
       budget_(std::make_shared<ref::HostMemoryBudget>(options.host_memory_limit_bytes
                                                           ? options.host_memory_limit_bytes
-                                                          : physical_memory_bytes())) {
+                                                          : physical_memory_bytes())),
+      programs_(std::make_shared<ProgramCache>()) {
+  if (options_.max_cached_programs < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "max_cached_programs must be at least 1");
+  }
   infer_shapes(graph_);
   if (options_.device == Device::kCuda) {
     CudaProbe probe = probe_cuda();
@@ -72,9 +113,71 @@ Session::Session(Graph graph, SessionOptions options)
   }
 }
 
+std::shared_ptr<const cpu::FusedProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
+  std::vector<std::vector<int64_t>> key;
+  for (const Tensor& t : inputs) key.push_back(t.dims());
+  ProgramCache& cache = *programs_;
+  {
+    std::lock_guard lock(cache.mutex);
+    for (auto it = cache.lru.begin(); it != cache.lru.end(); ++it) {
+      if (it->first != key) continue;
+      cache.lru.splice(cache.lru.begin(), cache.lru, it);
+      ++cache.stats.program_cache_hits;
+      return it->second;
+    }
+  }
+  // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
+  // same shape both compile; the JIT's cache makes the second one cheap.
+  Graph bound = bind_input_shapes(graph_, inputs);
+  std::shared_ptr<const cpu::FusedProgram> program;
+  if (all_shapes_static(bound)) {
+    program = std::make_shared<const cpu::FusedProgram>(std::move(bound), process_jit());
+  }
+  std::lock_guard lock(cache.mutex);
+  // A null entry remembers that this shape's graph has data-dependent shapes: such graphs run on
+  // the interpreter, which infers as it goes.
+  cache.lru.emplace_front(std::move(key), program);
+  while (cache.lru.size() > static_cast<size_t>(options_.max_cached_programs)) cache.lru.pop_back();
+  if (program) {
+    ++cache.stats.programs_compiled;
+    cache.stats.fused_kernels = program->stats().fused_kernels;
+    cache.stats.reference_steps = program->stats().reference_steps;
+    cache.stats.fallback_nodes = program->stats().fallback_nodes;
+  }
+  return program;
+}
+
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
   check_inputs(graph_, inputs);
-  return ref::run_graph(graph_, inputs, budget_.get());
+  if (options_.cpu_backend == CpuBackend::kReference) {
+    return ref::run_graph(graph_, inputs, budget_.get());
+  }
+  std::shared_ptr<const cpu::FusedProgram> program = program_for(inputs);
+  if (!program) {
+    {
+      std::lock_guard lock(programs_->mutex);
+      ++programs_->stats.data_dependent_shape_runs;
+    }
+    return ref::run_graph(graph_, inputs, budget_.get());
+  }
+  // The arena and the outputs count against the host memory cap for the length of the run.
+  uint64_t bytes = program->stats().arena_bytes;
+  for (ValueId v : program->graph().outputs()) {
+    const Value& val = program->graph().value(v);
+    bytes += static_cast<uint64_t>(val.type.shape.numel()) * dtype_size(val.type.dtype);
+  }
+  budget_->reserve_bytes(bytes, "a run of the fused CPU program (arena and outputs)");
+  struct Release {
+    ref::HostMemoryBudget& budget;
+    uint64_t bytes;
+    ~Release() { budget.release(bytes); }
+  } release{*budget_, bytes};
+  return program->run(inputs);
+}
+
+SessionStats Session::stats() const {
+  std::lock_guard lock(programs_->mutex);
+  return programs_->stats;
 }
 
 uint64_t Session::host_bytes_in_use() const { return budget_->in_use(); }

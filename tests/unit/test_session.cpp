@@ -45,7 +45,10 @@ TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
   ValueId h = b.op1(Op::kRelu, {x}, {}, "first_relu");
   b.output(b.op1(Op::kAdd, {h, h}, {}, "double_it"), "y");
   // Each intermediate of n floats is 4n bytes; two are live at the Add.
-  Session s(b.build(), SessionOptions{Device::kCpu, /*host_memory_limit_bytes=*/1000});
+  SessionOptions options;
+  options.cpu_backend = CpuBackend::kReference;  // the interpreter checks node by node
+  options.host_memory_limit_bytes = 1000;
+  Session s(b.build(), options);
   Tensor big(DType::kF32, {200});  // 800 bytes per intermediate: the Add's output passes 1000
   expect_error([&] { s.run({big}); }, ErrorCode::kOutOfMemory,
                {"double_it", "Add", "f32[200]", "1000"});
@@ -55,6 +58,42 @@ TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
   EXPECT_EQ(s.host_bytes_in_use(), 0u);
   // The refused run got as far as the Relu output (800 bytes); the good run peaks at 24.
   EXPECT_EQ(s.host_bytes_peak(), 800u);
+}
+
+TEST(Session, FusedBackendChecksTheHostMemoryCapPerRun) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n"))});
+  b.output(b.op1(Op::kExp, {b.op1(Op::kRelu, {x})}), "y");
+  SessionOptions options;
+  options.host_memory_limit_bytes = 1000;
+  Session s(b.build(), options);
+  expect_error([&] { s.run({Tensor(DType::kF32, {400})}); }, ErrorCode::kOutOfMemory,
+               {"fused CPU program", "1000"});
+  EXPECT_EQ(s.host_bytes_in_use(), 0u);
+  auto out = s.run({testing::f32({2}, {-1, 0})});
+  testing::expect_values(out[0], {2}, {1, 1});
+  EXPECT_EQ(s.host_bytes_in_use(), 0u);
+}
+
+TEST(Session, FusedProgramsAreCachedPerInputShape) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 3});
+  ValueId y = b.op1(Op::kTanh, {b.add(x, b.constant("c", testing::f32({3}, {1, 2, 3})))});
+  b.output(b.softmax(y, 1), "y");
+  Session fused(b.build());
+  Session reference(fused.graph(), SessionOptions{Device::kCpu, CpuBackend::kReference});
+  for (int64_t n : {2, 5, 2, 5, 1}) {
+    Tensor in(DType::kF32, {n, 3});
+    for (int64_t i = 0; i < in.numel(); ++i) in.data<float>()[i] = 0.3f * static_cast<float>(i) - 1;
+    const Tensor got = fused.run({in})[0], want = reference.run({in})[0];
+    ASSERT_EQ(got.dims(), want.dims());
+    for (int64_t i = 0; i < got.numel(); ++i) EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-6);
+  }
+  const SessionStats st = fused.stats();
+  EXPECT_EQ(st.programs_compiled, 3);  // n = 2, 5, 1
+  EXPECT_EQ(st.program_cache_hits, 2);
+  EXPECT_GE(st.fused_kernels, 1);
+  EXPECT_EQ(st.fallback_nodes, 0);
 }
 
 TEST(Session, ConcurrentRunsGiveBitwiseEqualResults) {

@@ -44,6 +44,18 @@ uint64_t HostMemoryBudget::peak() const {
   return peak_;
 }
 
+void HostMemoryBudget::reserve_bytes(uint64_t bytes, const std::string& what) {
+  std::lock_guard lock(mutex_);
+  if (in_use_ + bytes > limit_ || in_use_ + bytes < in_use_) {
+    throw Error(ErrorCode::kOutOfMemory, what + " needs " + std::to_string(bytes) +
+                                             " bytes, over the host memory limit of " +
+                                             std::to_string(limit_) + " bytes (" +
+                                             std::to_string(in_use_) + " in use)");
+  }
+  in_use_ += bytes;
+  peak_ = std::max(peak_, in_use_);
+}
+
 uint64_t HostMemoryBudget::reserve(const Node& node, const std::vector<TensorType>& outputs) {
   std::lock_guard lock(mutex_);
   uint64_t bytes = 0;

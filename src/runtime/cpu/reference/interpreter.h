@@ -18,6 +18,8 @@ class HostMemoryBudget {
   explicit HostMemoryBudget(uint64_t limit_bytes) : limit_(limit_bytes) {}
   // Returns the bytes reserved for `outputs`.
   uint64_t reserve(const Node& node, const std::vector<TensorType>& outputs);
+  // Reserves `bytes` for `what` (named in the error).
+  void reserve_bytes(uint64_t bytes, const std::string& what);
   void release(uint64_t bytes);
   uint64_t in_use() const;
   uint64_t peak() const;

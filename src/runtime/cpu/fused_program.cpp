@@ -1,0 +1,228 @@
+#include "runtime/cpu/fused_program.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "codegen/cpu/cpu_emitter.h"
+#include "codegen/cpu/jit_compiler.h"
+#include "fusion/kernel_ir.h"
+#include "fusion/plan.h"
+#include "ir/infer.h"
+#include "runtime/cpu/reference/kernels.h"
+
+namespace gf::cpu {
+
+struct FusedProgram::Step {
+  enum class Kind { kKernel, kReference } kind = Kind::kReference;
+  NodeId node = kNoNode;               // kReference: the node to run
+  int source = -1;                     // kKernel: index into sources_
+  std::string kernel_name;             // kKernel
+  std::vector<ValueId> buffer_values;  // kKernel: in the kernel's buffer order
+  std::vector<bool> buffer_is_output;
+  codegen::JitLibrary::KernelFn fn = nullptr;
+};
+
+namespace {
+
+std::vector<int64_t> static_dims(const Graph& g, ValueId v) {
+  const Shape& s = g.value(v).type.shape;
+  if (!s.is_static()) {
+    throw Error(ErrorCode::kInvalidArgument, "the fused CPU backend needs static shapes; value '" +
+                                                 g.value(v).name + "' is " + s.to_string());
+  }
+  return s.static_dims();
+}
+
+}  // namespace
+
+FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std::move(graph)) {
+  const fusion::Plan plan = fusion::plan_fusion(graph_, fusion::CostModel::cpu());
+  stats_.nodes = static_cast<int>(graph_.num_nodes());
+  auto reference_step = [&](NodeId id) {
+    Step s;
+    s.node = id;
+    steps_.push_back(std::move(s));
+    ++stats_.reference_steps;
+  };
+  auto fallback = [&](const std::vector<NodeId>& nodes, const Error& why) {
+    for (NodeId id : nodes) reference_step(id);
+    stats_.fallback_nodes += static_cast<int>(nodes.size());
+    stats_.fallback_reasons.push_back(why.what());
+  };
+  // Lowering and emission of one group's kernel; on kUnsupported the group's nodes run on the
+  // reference kernels instead.
+  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes) {
+    const std::string name = "gf_kernel_" + std::to_string(group.id);
+    try {
+      fusion::FusedKernel k = fusion::lower_group(graph_, group, name);
+      std::string source = codegen::emit_cpu_kernel(k, graph_);
+      Step s;
+      s.kind = Step::Kind::kKernel;
+      s.source = static_cast<int>(sources_.size());
+      s.kernel_name = name;
+      for (const fusion::KernelBuffer& b : k.buffers) {
+        s.buffer_values.push_back(b.value);
+        s.buffer_is_output.push_back(b.is_output);
+      }
+      sources_.push_back(std::move(source));
+      steps_.push_back(std::move(s));
+      ++stats_.fused_kernels;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      fallback(nodes, e);
+    }
+  };
+  for (const fusion::Group& group : plan.groups) {
+    if (group.outputs.empty()) continue;  // nothing reads it
+    switch (group.kind) {
+      case fusion::GroupKind::kPointwise:
+      case fusion::GroupKind::kReduction: kernel_step(group, group.nodes); break;
+      case fusion::GroupKind::kGemm:
+      case fusion::GroupKind::kAttention: {
+        // BLAS (through the reference kernel) for the anchor, a generated kernel for the rest.
+        reference_step(group.anchor);
+        std::vector<NodeId> epilogue;
+        for (NodeId id : group.nodes)
+          if (id != group.anchor) epilogue.push_back(id);
+        if (!epilogue.empty()) kernel_step(group, epilogue);
+        break;
+      }
+      case fusion::GroupKind::kView:
+      case fusion::GroupKind::kOpaque:
+        for (NodeId id : group.nodes) reference_step(id);
+        break;
+    }
+  }
+
+  libraries_ = jit.compile_all(sources_);
+  for (Step& s : steps_) {
+    if (s.kind == Step::Kind::kKernel) s.fn = libraries_[static_cast<size_t>(s.source)]->kernel(s.kernel_name);
+  }
+
+  // Intermediates live in one arena, placed by their lifetimes over the steps.
+  std::vector<bool> external(graph_.num_values(), false);
+  for (ValueId v : graph_.inputs()) external[static_cast<size_t>(v)] = true;
+  for (ValueId v : graph_.outputs()) external[static_cast<size_t>(v)] = true;
+  for (size_t v = 0; v < graph_.num_values(); ++v)
+    if (graph_.value(static_cast<ValueId>(v)).is_constant()) external[v] = true;
+  arena_slot_.assign(graph_.num_values(), -1);
+  std::vector<BufferLifetime> lifetimes;
+  auto touch = [&](ValueId v, int step, bool write) {
+    if (v == kNoValue || external[static_cast<size_t>(v)]) return;
+    int& slot = arena_slot_[static_cast<size_t>(v)];
+    if (slot < 0) {
+      GF_ASSERT(write, "a step reads a value before any step writes it");
+      slot = static_cast<int>(lifetimes.size());
+      const Value& val = graph_.value(v);
+      const int64_t n = checked_numel(static_dims(graph_, v));
+      lifetimes.push_back({static_cast<uint64_t>(n) * dtype_size(val.type.dtype), step, step});
+    }
+    lifetimes[static_cast<size_t>(slot)].last_use = std::max(lifetimes[static_cast<size_t>(slot)].last_use, step);
+  };
+  for (int i = 0; i < static_cast<int>(steps_.size()); ++i) {
+    const Step& s = steps_[static_cast<size_t>(i)];
+    if (s.kind == Step::Kind::kKernel) {
+      for (size_t b = 0; b < s.buffer_values.size(); ++b) touch(s.buffer_values[b], i, s.buffer_is_output[b]);
+    } else {
+      const Node& n = graph_.node(s.node);
+      for (ValueId v : n.outputs) touch(v, i, true);
+      for (ValueId v : n.inputs) touch(v, i, false);
+    }
+  }
+  memory_ = plan_memory(lifetimes);
+  stats_.arena_bytes = memory_.arena_bytes;
+  stats_.arena_lower_bound = memory_.lower_bound;
+}
+
+FusedProgram::~FusedProgram() = default;
+
+std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
+  GF_ASSERT(inputs.size() == graph_.inputs().size());
+  std::vector<void*> ptr(graph_.num_values(), nullptr);
+  std::vector<Tensor> outputs;
+  for (ValueId v : graph_.outputs()) {
+    outputs.emplace_back(graph_.value(v).type.dtype, static_dims(graph_, v));
+    ptr[static_cast<size_t>(v)] = outputs.back().raw();
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueId v = graph_.inputs()[i];
+    if (ptr[static_cast<size_t>(v)] == nullptr) ptr[static_cast<size_t>(v)] = const_cast<void*>(inputs[i].raw());
+  }
+  for (size_t v = 0; v < graph_.num_values(); ++v) {
+    const Value& val = graph_.value(static_cast<ValueId>(v));
+    if (val.is_constant() && ptr[v] == nullptr) ptr[v] = const_cast<void*>(val.constant.raw());
+  }
+  // An output that is also an input or a constant is copied, never aliased.
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const ValueId v = graph_.outputs()[o];
+    const Value& val = graph_.value(v);
+    const void* src = nullptr;
+    if (val.is_constant()) src = val.constant.raw();
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (graph_.inputs()[i] == v) src = inputs[i].raw();
+    if (src != nullptr && outputs[o].nbytes()) std::memcpy(outputs[o].raw(), src, outputs[o].nbytes());
+  }
+  std::unique_ptr<void, decltype(&std::free)> arena(
+      memory_.arena_bytes ? std::aligned_alloc(kArenaAlignment, memory_.arena_bytes) : nullptr, &std::free);
+  if (memory_.arena_bytes && !arena) {
+    throw Error(ErrorCode::kOutOfMemory,
+                "cannot allocate the " + std::to_string(memory_.arena_bytes) + "-byte arena");
+  }
+  for (size_t v = 0; v < graph_.num_values(); ++v) {
+    if (arena_slot_[v] >= 0) {
+      ptr[v] = static_cast<char*>(arena.get()) + memory_.offsets[static_cast<size_t>(arena_slot_[v])];
+    }
+  }
+
+  std::vector<void*> args;
+  std::vector<Tensor> in_tensors, out_tensors;
+  auto wrap = [&](ValueId v) {
+    const Value& val = graph_.value(v);
+    return Tensor::wrap(val.type.dtype, static_dims(graph_, v), nullptr, ptr[static_cast<size_t>(v)]);
+  };
+  for (const Step& s : steps_) {
+    if (s.kind == Step::Kind::kKernel) {
+      args.clear();
+      for (ValueId v : s.buffer_values) args.push_back(ptr[static_cast<size_t>(v)]);
+      s.fn(args.data());
+      continue;
+    }
+    const Node& n = graph_.node(s.node);
+    in_tensors.clear();
+    out_tensors.clear();
+    for (ValueId v : n.inputs) in_tensors.push_back(v == kNoValue ? Tensor() : wrap(v));
+    for (ValueId v : n.outputs) {
+      out_tensors.push_back(wrap(v));
+      // Reference kernels may rely on zeroed outputs, as fresh tensors are.
+      if (out_tensors.back().nbytes()) std::memset(out_tensors.back().raw(), 0, out_tensors.back().nbytes());
+    }
+    // Inference validates what depends on data (an axis given as an input, say), as it does in
+    // the interpreter; its shapes must be the ones planned.
+    std::vector<TensorType> types(in_tensors.size());
+    std::vector<const TensorType*> type_ptrs(in_tensors.size(), nullptr);
+    std::vector<const Tensor*> value_ptrs(in_tensors.size(), nullptr);
+    for (size_t i = 0; i < in_tensors.size(); ++i) {
+      if (!in_tensors[i].defined()) continue;
+      types[i] = TensorType{in_tensors[i].dtype(), Shape::from_static(in_tensors[i].dims())};
+      type_ptrs[i] = &types[i];
+      value_ptrs[i] = &in_tensors[i];
+    }
+    const std::vector<TensorType> checked = infer_node(n, type_ptrs, value_ptrs);
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      GF_ASSERT(checked[i] == graph_.value(n.outputs[i]).type, "run-time shape differs from the plan");
+    }
+    const ref::KernelArgs kargs{n, in_tensors, out_tensors};
+    const ref::Kernel k = ref::kernel_table()[static_cast<size_t>(n.op)];
+    GF_ASSERT(k != nullptr, "op without a reference kernel");
+    try {
+      k(kargs);
+    } catch (const Error& e) {
+      if (std::string_view(e.what()).starts_with("node '")) throw;
+      ref::kernel_fail(kargs, e.what(), e.code());
+    }
+  }
+  return outputs;
+}
+
+}  // namespace gf::cpu
