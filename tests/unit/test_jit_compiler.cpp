@@ -1,5 +1,6 @@
 // The CPU JIT: compiling, the in-memory and on-disk caches, corrupt cache files, compiler
 // errors and parallel compiles. Sources are tiny so each compile is quick.
+#include <thread>
 #include "codegen/cpu/jit_compiler.h"
 
 #include <unistd.h>
@@ -84,7 +85,22 @@ TEST_F(JitCompilerTest, FreshCompilerLoadsFromDiskWithoutCompiling) {
   EXPECT_EQ(call(again.compile(source(11))), 11);
   EXPECT_EQ(again.compiler_runs(), 0);
   EXPECT_EQ(files_with_extension(".so").size(), 1u);
-  EXPECT_TRUE(files_with_extension(".cpp").empty());  // sources are kept only on failure
+  EXPECT_EQ(files_with_extension(".cpp").size(), 1u);  // the source stays beside its library
+}
+
+TEST_F(JitCompilerTest, CompilersSharingACacheDirectoryCompileTheSameSourceAtOnce) {
+  // Separate compiler objects stand for separate processes: neither may pull the other's
+  // files away mid-compile.
+  for (int round = 0; round < 3; ++round) {
+    JitCompiler a(options()), b(options());
+    int ra = 0, rb = 0;
+    std::thread ta([&] { ra = call(a.compile(source(40 + round))); });
+    std::thread tb([&] { rb = call(b.compile(source(40 + round))); });
+    ta.join();
+    tb.join();
+    EXPECT_EQ(ra, 40 + round);
+    EXPECT_EQ(rb, 40 + round);
+  }
 }
 
 TEST_F(JitCompilerTest, CorruptCachedLibraryIsRecompiled) {

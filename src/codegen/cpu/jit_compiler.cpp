@@ -232,7 +232,8 @@ JitLibraryPtr JitCompiler::load_or_compile(const std::string& source, uint64_t k
     if (JitLibraryPtr cached = try_load_cached(so_path)) return cached;
   }
   // The source keeps a fixed name so the object file (which records it) is the same whichever
-  // process compiles it; on failure it stays for the reader of the error.
+  // process compiles it. It stays beside its library after the compile: another process may be
+  // compiling the same source at this moment, and a reader of the cache sees each kernel's code.
   const fs::path src_path = options_.cache_dir / (stem + ".cpp");
   write_atomically(src_path, source);
   const fs::path tmp_so = temp_name(so_path);
@@ -244,7 +245,6 @@ JitLibraryPtr JitCompiler::load_or_compile(const std::string& source, uint64_t k
   write_atomically(checksum_path(so_path), checksum_line(so_bytes));
   fs::rename(tmp_so, so_path, ec);
   if (ec) throw Error(ErrorCode::kIoError, "JIT cache: cannot rename into " + so_path.string());
-  fs::remove(src_path, ec);
   std::string error;
   void* handle = open_library(so_path, &error);
   if (!handle)
