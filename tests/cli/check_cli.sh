@@ -75,7 +75,12 @@ check demo_runs 0 'output y: f32\[1,8,64\]' -- demo --layers 2 --d-model 64 --he
 check demo_bad_heads 1 '^error: .*divisible' -- demo --d-model 30 --heads 4
 check demo_bad_device 1 "^error: --device must be" -- demo --device tpu
 check devices 0 '^cpu: available' -- devices
-check reserved_plan 1 "^error: 'graphfuse plan' needs" -- plan model.onnx
+check plan_builtin 0 'plan for gpt2_stack on h200: 94 nodes -> 29 kernels' -- plan builtin:gpt2
+check plan_explain 0 'fused +epilogue' -- plan builtin:gpt2 --explain --target cpu
+check plan_json 0 '"kernel_count": 29' -- plan builtin:gpt2 --json /dev/stdout
+check plan_dot 0 'wrote .*plan.dot' -- plan builtin:gpt2 --dot "$tmp/plan.dot"
+check plan_bad_target 1 "^error: --target must be h200 or cpu" -- plan builtin:gpt2 --target tpu
+check plan_missing_file 1 "^error: cannot open" -- plan "$tmp/nope.onnx"
 check_one_line_error error_is_one_line -- demo --device tpu
 
 # graphfuse run: a good model, then one bad file per failure class.

@@ -18,6 +18,6 @@ void add_demo_command(CLI::App& app, std::vector<Command>& commands);
 void add_devices_command(CLI::App& app, std::vector<Command>& commands);
 void add_run_command(CLI::App& app, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& app, std::vector<Command>& commands);
-void add_reserved_commands(CLI::App& app, std::vector<Command>& commands);
+void add_plan_command(CLI::App& app, std::vector<Command>& commands);
 
 }  // namespace gf::cli

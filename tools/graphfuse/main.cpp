@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
   gf::cli::add_devices_command(app, commands);
   gf::cli::add_run_command(app, commands);
   gf::cli::add_conformance_command(app, commands);
-  gf::cli::add_reserved_commands(app, commands);
+  gf::cli::add_plan_command(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
