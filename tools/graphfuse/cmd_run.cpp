@@ -18,7 +18,7 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json;
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused";
   int iterations = 10;
 };
 
@@ -36,6 +36,10 @@ int run_model(const RunOptions& o) {
   if (o.iterations < 1) throw Error(ErrorCode::kInvalidArgument, "--iterations must be at least 1");
   if (o.device != "cpu" && o.device != "cuda") {
     throw Error(ErrorCode::kInvalidArgument, "--device must be cpu or cuda, got '" + o.device + "'");
+  }
+  if (o.cpu_backend != "fused" && o.cpu_backend != "reference") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--cpu-backend must be fused or reference, got '" + o.cpu_backend + "'");
   }
   OnnxImportOptions import_options;
   for (const std::string& s : o.shapes) {
@@ -72,7 +76,10 @@ int run_model(const RunOptions& o) {
     inputs.emplace(in.name, random_tensor(in.type, seed++));
   }
 
-  Session session(std::move(graph), SessionOptions{o.device == "cuda" ? Device::kCuda : Device::kCpu});
+  SessionOptions session_options;
+  session_options.device = o.device == "cuda" ? Device::kCuda : Device::kCpu;
+  session_options.cpu_backend = o.cpu_backend == "fused" ? CpuBackend::kFused : CpuBackend::kReference;
+  Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
   for (int i = 0; i < o.iterations; ++i) {
@@ -100,7 +107,13 @@ int run_model(const RunOptions& o) {
   if (!o.json.empty()) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min, lat.median, lat.p90);
+    const SessionStats st = session.stats();
+    const std::string stats = "{\"cpu_backend\": " + json_string(o.cpu_backend) +
+                              ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
+                              ", \"reference_steps\": " + std::to_string(st.reference_steps) +
+                              ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) + "}";
     write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
+                                ", \"stats\": " + stats +
                                 ", \"iterations\": " + std::to_string(o.iterations) + ", \"latency_us\": " + buf +
                                 ", \"outputs\": {" + json_outputs + "}}\n");
   }
@@ -117,6 +130,8 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--input", o->inputs, "NAME=FILE.npy (random data for inputs not given)");
   sub->add_option("--output-dir", o->output_dir, "write each output as DIR/NAME.npy");
   sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
+      ->capture_default_str();
   sub->add_option("--iterations", o->iterations, "timed runs after one warm-up")->capture_default_str();
   sub->add_option("--json", o->json, "write latency and output shapes as JSON");
   commands.push_back({sub, [o] { return run_model(*o); }});
