@@ -7,6 +7,7 @@
 #include "codegen/cpu/jit_compiler.h"
 
 #include <dlfcn.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -146,6 +147,10 @@ void* JitLibrary::symbol(const std::string& name) const {
 
 JitCompiler::JitCompiler(JitOptions options) : options_(std::move(options)) {
   if (options_.cache_dir.empty()) options_.cache_dir = jit_options_from_environment().cache_dir;
+  // Generated kernels use OpenMP. This call makes the process itself depend on the OpenMP
+  // runtime (a linker with --as-needed drops an unreferenced one), so the runtime is never
+  // unloaded with the last kernel library while its worker threads live: that crashed at exit.
+  (void)omp_get_max_threads();
 }
 
 const std::string& JitCompiler::compiler_version() {
