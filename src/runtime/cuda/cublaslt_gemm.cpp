@@ -1,0 +1,150 @@
+#include "runtime/cuda/cublaslt_gemm.h"
+
+#include "graphfuse/error.h"
+
+namespace gf::cuda {
+
+void check_cublas(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw Error(ErrorCode::kDeviceError,
+                std::string(call) + " failed: " + cublasLtGetStatusString(status));
+  }
+}
+
+CublasLtHandle::CublasLtHandle() { check_cublas(cublasLtCreate(&handle_), "cublasLtCreate"); }
+CublasLtHandle::~CublasLtHandle() {
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+std::string GemmSpec::to_string() const {
+  return std::string(dtype_name(dtype)) + " batch " + std::to_string(batch) + " m " +
+         std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
+         (trans_a ? " A^T" : "") + (trans_b ? " B^T" : "");
+}
+
+namespace {
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::kF32: return CUDA_R_32F;
+    case DType::kF16: return CUDA_R_16F;
+    case DType::kBF16: return CUDA_R_16BF;
+    default:
+      throw Error(ErrorCode::kUnsupported,
+                  "cuBLASLt GEMM: dtype " + std::string(dtype_name(t)) + " is not f32, f16 or bf16");
+  }
+}
+
+cublasLtEpilogue_t lt_epilogue(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::kNone: return CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmEpilogue::kBias: return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::kRelu: return CUBLASLT_EPILOGUE_RELU;
+    case GemmEpilogue::kBiasRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::kGeluTanh: return CUBLASLT_EPILOGUE_GELU;
+    case GemmEpilogue::kBiasGeluTanh: return CUBLASLT_EPILOGUE_GELU_BIAS;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+template <class T>
+void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+  check_cublas(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)),
+               "cublasLtMatmulDescSetAttribute");
+}
+
+cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
+                                   int64_t batch, int64_t batch_stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  check_cublas(cublasLtMatrixLayoutCreate(&layout, type, static_cast<uint64_t>(rows),
+                                          static_cast<uint64_t>(cols), ld),
+               "cublasLtMatrixLayoutCreate");
+  if (batch > 1) {
+    const auto count = static_cast<int32_t>(batch);
+    check_cublas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                  &count, sizeof(count)),
+                 "cublasLtMatrixLayoutSetAttribute");
+    check_cublas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                  &batch_stride, sizeof(batch_stride)),
+                 "cublasLtMatrixLayoutSetAttribute");
+  }
+  return layout;
+}
+
+}  // namespace
+
+CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, size_t workspace_bytes)
+    : handle_(handle), spec_(spec), workspace_bytes_(workspace_bytes) {
+  if (spec.m <= 0 || spec.n <= 0 || spec.k <= 0 || spec.batch <= 0) {
+    throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: empty shape " + spec.to_string());
+  }
+  const cudaDataType_t type = cuda_type(spec.dtype);
+  const cublasComputeType_t compute =
+      spec.dtype == DType::kF32 && spec.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  try {
+    check_cublas(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's "A" is our B and its "B" our
+    // A, and the bias then runs along cuBLASLt's rows, which are our output features.
+    const cublasOperation_t op_a = spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(spec.epilogue));
+    const int64_t m = spec.m, n = spec.n, k = spec.k;
+    // Our B ([k, n], or [n, k] transposed) seen column-major; a shared B has batch stride 0.
+    const int64_t b_stride = spec.shared_b ? 0 : n * k;
+    a_layout_ = spec.trans_b ? make_layout(type, k, n, k, spec.batch, b_stride)
+                             : make_layout(type, n, k, n, spec.batch, b_stride);
+    // Our A ([m, k], or [k, m] transposed) seen column-major.
+    b_layout_ = spec.trans_a ? make_layout(type, m, k, m, spec.batch, m * k)
+                             : make_layout(type, k, m, k, spec.batch, m * k);
+    c_layout_ = make_layout(type, n, m, n, spec.batch, m * n);
+
+    cublasLtMatmulPreference_t pref = nullptr;
+    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const uint64_t ws = workspace_bytes_;
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    if (st == CUBLAS_STATUS_SUCCESS) {
+      st = cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_, a_layout_, b_layout_, c_layout_, c_layout_,
+                                          pref, 1, &result, &found);
+    }
+    cublasLtMatmulPreferenceDestroy(pref);
+    check_cublas(st, "cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0) {
+      throw Error(ErrorCode::kUnsupported, "cuBLASLt has no algorithm for GEMM " + spec.to_string());
+    }
+    algo_ = result.algo;
+  } catch (...) {
+    release();  // a throwing constructor runs no destructor
+    throw;
+  }
+}
+
+CublasLtGemm::~CublasLtGemm() { release(); }
+
+void CublasLtGemm::release() {
+  if (c_layout_) cublasLtMatrixLayoutDestroy(c_layout_);
+  if (b_layout_) cublasLtMatrixLayoutDestroy(b_layout_);
+  if (a_layout_) cublasLtMatrixLayoutDestroy(a_layout_);
+  if (desc_) cublasLtMatmulDescDestroy(desc_);
+  c_layout_ = b_layout_ = a_layout_ = nullptr;
+  desc_ = nullptr;
+}
+
+void CublasLtGemm::run(const void* a, const void* b, const void* bias, void* c, void* workspace,
+                       cudaStream_t stream) {
+  const bool has_bias = spec_.epilogue == GemmEpilogue::kBias || spec_.epilogue == GemmEpilogue::kBiasRelu ||
+                        spec_.epilogue == GemmEpilogue::kBiasGeluTanh;
+  if (has_bias) {
+    if (bias == nullptr) throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: the bias epilogue needs a bias");
+    set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  check_cublas(cublasLtMatmul(handle_.get(), desc_, &alpha, b, a_layout_, a, b_layout_, &beta, c,
+                              c_layout_, c, c_layout_, &algo_, workspace, workspace_bytes_, stream),
+               "cublasLtMatmul");
+}
+
+}  // namespace gf::cuda

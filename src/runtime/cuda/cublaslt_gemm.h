@@ -1,0 +1,76 @@
+// GEMM through cuBLASLt: row-major operands (as graphs store them), an optional batch, bias and
+// activation epilogues, the algorithm chosen once per shape by cuBLASLt's heuristic, and an
+// explicit workspace so a call can be recorded into a CUDA graph.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <cublasLt.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "graphfuse/dtype.h"
+
+namespace gf::cuda {
+
+// Fails with kDeviceError naming the call when a cuBLAS status is not success.
+void check_cublas(cublasStatus_t status, const char* call);
+
+class CublasLtHandle {
+ public:
+  CublasLtHandle();
+  ~CublasLtHandle();
+  CublasLtHandle(const CublasLtHandle&) = delete;
+  CublasLtHandle& operator=(const CublasLtHandle&) = delete;
+  cublasLtHandle_t get() const { return handle_; }
+
+ private:
+  cublasLtHandle_t handle_ = nullptr;
+};
+
+// GELU here is the tanh approximation (cuBLASLt's); an exact-erf Gelu is not this epilogue.
+enum class GemmEpilogue { kNone, kBias, kRelu, kBiasRelu, kGeluTanh, kBiasGeluTanh };
+
+// C[b] (m x n) = op(A[b]) (m x k) * op(B[b]) (k x n), all row-major; A is [batch, m, k] (or
+// [batch, k, m] with trans_a), B likewise; B may be one matrix shared by every batch entry.
+// The bias (n values, the output features) is added to every row.
+struct GemmSpec {
+  DType dtype = DType::kF32;  // of A, B, C and bias: f32, f16 or bf16
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_a = false;
+  bool trans_b = false;
+  bool shared_b = false;  // B is one [k, n] matrix for every batch entry
+  GemmEpilogue epilogue = GemmEpilogue::kNone;
+  bool allow_tf32 = false;  // f32 inputs on the tensor cores in TF32
+  std::string to_string() const;
+};
+
+class CublasLtGemm {
+ public:
+  // Builds the descriptors and asks the heuristic for an algorithm that fits `workspace_bytes`;
+  // throws kUnsupported (naming the shape) when there is none.
+  CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, size_t workspace_bytes);
+  ~CublasLtGemm();
+  CublasLtGemm(const CublasLtGemm&) = delete;
+  CublasLtGemm& operator=(const CublasLtGemm&) = delete;
+
+  // Enqueues the product on `stream`. `bias` is read only by bias epilogues. Not for concurrent
+  // use on one object: the bias pointer is set on the descriptor.
+  void run(const void* a, const void* b, const void* bias, void* c, void* workspace,
+           cudaStream_t stream);
+  const GemmSpec& spec() const { return spec_; }
+
+ private:
+  void release();
+
+  const CublasLtHandle& handle_;
+  GemmSpec spec_;
+  size_t workspace_bytes_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_layout_ = nullptr, b_layout_ = nullptr, c_layout_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+}  // namespace gf::cuda
