@@ -25,10 +25,10 @@ struct PassOptions {
 #endif
   // Prints the IR (print_graph) after the pass of this name to `dump_stream` (std::cerr when
   // null); "" prints nothing. The CLI's --dump-after PASS.
-  std::string dump_after;
+  std::string dump_after{};
   std::ostream* dump_stream = nullptr;
   // Pass names to skip (as in pass_names()).
-  std::vector<std::string> disabled;
+  std::vector<std::string> disabled{};
 };
 
 struct PassRecord {

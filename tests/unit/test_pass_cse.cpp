@@ -21,7 +21,9 @@ TEST(PassCse, MergesIdenticalNodesAndChains) {
   EXPECT_EQ(count_ops(g, Op::kExp), 1);
   ASSERT_EQ(count_ops(g, Op::kAdd), 1);
   for (const Node& n : g.nodes()) {
-    if (n.op == Op::kAdd) EXPECT_EQ(n.inputs[0], n.inputs[1]);
+    if (n.op == Op::kAdd) {
+      EXPECT_EQ(n.inputs[0], n.inputs[1]);
+    }
   }
   testing::expect_same_results(original, g);
 }

@@ -58,7 +58,8 @@ Graph attention_graph(const AttnForm& f) {
   ValueId s;
   if (f.split_scale) {
     ValueId root = b.constant_scalar(std::sqrt(f.scale), DType::kF32);
-    s = b.op1(Op::kMatMul, {b.mul(q, root), b.mul(kt, root)}, {}, "attn/qk");
+    ValueId q_scaled = b.op1(Op::kMul, {q, root}, {}, "attn/q_scale");
+    s = b.op1(Op::kMatMul, {q_scaled, b.mul(kt, root)}, {}, "attn/qk");
   } else {
     s = b.op1(Op::kMatMul, {q, kt}, {}, "attn/qk");
     s = f.divide ? b.binary(Op::kDiv, s, b.constant_scalar(1.0f / f.scale, DType::kF32))
@@ -112,14 +113,15 @@ const Node& only_attention(const Graph& g) {
 
 // Fuses, checks the structure, and compares with the original on random inputs (the
 // attention mask input, when there is one, has whole rows of false too).
-const Node& expect_fused(Graph& g, int inputs) {
+const Node& expect_fused(Graph& g, int inputs,
+                         const std::string& name = "attn/qk/fused_attention") {
   const Graph original = g;
   EXPECT_EQ(fuse_attention(g), 1);
   EXPECT_EQ(count_ops(g, Op::kAttention), 1);
   EXPECT_EQ(count_ops(g, Op::kSoftmax), 0);
   EXPECT_EQ(count_ops(g, Op::kMatMul), 0);
   const Node& a = only_attention(g);
-  EXPECT_EQ(a.name, "attn/qk/fused_attention");
+  EXPECT_EQ(a.name, name);
   EXPECT_EQ(static_cast<int>(a.inputs.size()), inputs);
   testing::expect_same_results(original, g, 1e-5, 1e-6);
   return a;
@@ -159,7 +161,7 @@ TEST(PassFuseAttention, UnmaskedDividedScores) {
 
 TEST(PassFuseAttention, DynamoFormScalingQAndKSeparately) {
   Graph g = attention_graph({.split_scale = true, .scale = 0.25f});
-  const Node& a = expect_fused(g, 3);
+  const Node& a = expect_fused(g, 3, "attn/q_scale/fused_attention");
   EXPECT_NEAR(a.attrs.get_float("scale", 0), 0.25f, 1e-7);
 }
 

@@ -33,7 +33,7 @@ Graph erf_gelu_graph(const ErfForm& f) {
                                     : b.op1(Op::kDiv, {x, c(f.root)}, {}, "gelu/scale");
   ValueId e = b.unary(Op::kErf, u);
   ValueId a = f.swap_operands ? b.add(c(1.0f), e) : b.add(e, c(1.0f));
-  ValueId y;
+  ValueId y = kNoValue;
   switch (f.assoc) {
     case Association::kXTimesOnePlusThenHalf: y = mul(mul(x, a), c(f.half)); break;
     case Association::kHalfXThenTimes: y = mul(mul(x, c(f.half)), a); break;
