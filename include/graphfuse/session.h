@@ -22,6 +22,10 @@ enum class CpuBackend { kFused, kReference };
 struct SessionOptions {
   Device device = Device::kCpu;
   CpuBackend cpu_backend = CpuBackend::kFused;
+  // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
+  // result is printed to stderr when a program is compiled ("" for none).
+  std::vector<std::string> disabled_passes{};
+  std::string dump_after_pass{};
   // Compiled programs kept per session, one per distinct set of input shapes (least recently
   // used first out).
   int max_cached_programs = 8;

@@ -11,6 +11,7 @@
 
 #include "codegen/cpu/jit_compiler.h"
 #include "passes/fold_constants.h"
+#include "passes/pipeline.h"
 #include "runtime/cpu/fused_program.h"
 #include "runtime/cpu/reference/interpreter.h"
 
@@ -68,13 +69,17 @@ codegen::JitCompiler& process_jit() {
 }
 
 // The graph specialised to concrete input shapes: dims bound, shapes inferred, shape
-// subgraphs and other constant work folded.
-Graph bind_input_shapes(const Graph& g, const std::vector<Tensor>& inputs) {
+// subgraphs and other constant work folded, then the graph passes.
+Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
   Graph bound = g;
   for (size_t i = 0; i < inputs.size(); ++i) {
     bound.value(bound.inputs()[i]).type.shape = Shape::from_static(inputs[i].dims());
   }
   fold_constants(bound, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
+  PassOptions passes;
+  passes.disabled = options.disabled_passes;
+  passes.dump_after = options.dump_after_pass;
+  run_passes(bound, passes);
   return bound;
 }
 
@@ -128,7 +133,7 @@ std::shared_ptr<const cpu::FusedProgram> Session::program_for(const std::vector<
   }
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
   // same shape both compile; the JIT's cache makes the second one cheap.
-  Graph bound = bind_input_shapes(graph_, inputs);
+  Graph bound = specialise(graph_, inputs, options_);
   std::shared_ptr<const cpu::FusedProgram> program;
   if (all_shapes_static(bound)) {
     program = std::make_shared<const cpu::FusedProgram>(std::move(bound), process_jit());

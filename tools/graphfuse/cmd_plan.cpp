@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "fusion/plan.h"
 #include "graphfuse/models.h"
+#include "passes/pipeline.h"
 
 namespace gf::cli {
 
@@ -18,7 +19,8 @@ struct PlanOptions {
   std::vector<std::string> shapes;
   std::string target = "h200";
   bool explain = false;
-  std::string dot, json;
+  std::string dot, json, dump_after;
+  std::vector<std::string> disabled;
 };
 
 Graph load_model(const PlanOptions& o) {
@@ -47,7 +49,11 @@ int plan_model(const PlanOptions& o) {
   } else {
     throw Error(ErrorCode::kInvalidArgument, "--target must be h200 or cpu, got '" + o.target + "'");
   }
-  const Graph g = load_model(o);
+  Graph g = load_model(o);
+  PassOptions passes;
+  passes.dump_after = o.dump_after;
+  passes.disabled = o.disabled;
+  run_passes(g, passes);
   const fusion::Plan plan = fusion::plan_fusion(g, model);
   std::printf("%s", fusion::plan_to_text(g, plan, o.explain).c_str());
   if (!o.json.empty()) write_text_file(o.json, fusion::plan_to_json(g, plan));
@@ -78,6 +84,10 @@ void add_plan_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_flag("--explain", o->explain, "list the nodes of each kernel and every fusion decision");
   sub->add_option("--dot", o->dot, "write a Graphviz picture of the plan (and FILE.svg with dot)");
   sub->add_option("--json", o->json, "write the plan as JSON, with a top-level kernel_count");
+  std::string names;
+  for (const std::string& n : pass_names()) names += (names.empty() ? "" : ", ") + n;
+  sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass: " + names);
+  sub->add_option("--disable-pass", o->disabled, "leave this pass out (repeatable)");
   commands.push_back({sub, [o] { return plan_model(*o); }});
 }
 

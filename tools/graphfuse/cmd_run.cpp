@@ -18,7 +18,8 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json, cpu_backend = "fused";
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after;
+  std::vector<std::string> disabled_passes;
   int iterations = 10;
 };
 
@@ -79,6 +80,8 @@ int run_model(const RunOptions& o) {
   SessionOptions session_options;
   session_options.device = o.device == "cuda" ? Device::kCuda : Device::kCpu;
   session_options.cpu_backend = o.cpu_backend == "fused" ? CpuBackend::kFused : CpuBackend::kReference;
+  session_options.dump_after_pass = o.dump_after;
+  session_options.disabled_passes = o.disabled_passes;
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -132,6 +135,8 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();
+  sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass (see plan --help)");
+  sub->add_option("--disable-pass", o->disabled_passes, "leave this graph pass out (repeatable)");
   sub->add_option("--iterations", o->iterations, "timed runs after one warm-up")->capture_default_str();
   sub->add_option("--json", o->json, "write latency and output shapes as JSON");
   commands.push_back({sub, [o] { return run_model(*o); }});
