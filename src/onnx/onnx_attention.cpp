@@ -59,9 +59,8 @@ void convert_attention(PendingNode& n) {
     std::string list;
     for (const std::string& f : features) list += (list.empty() ? "" : ", ") + f;
     throw Error(ErrorCode::kUnsupported,
-                n.what + ": " + list +
-                    " not supported; graphfuse's Attention takes Q, K, V and attn_mask and "
-                    "gives Y only");
+                n.what + " uses what graphfuse's Attention does not support: " + list +
+                    " (it takes Q, K, V and attn_mask and gives Y only)");
   }
   if (n.inputs.size() > kKeptInputs) n.inputs.resize(kKeptInputs);  // all omitted (checked)
   n.outputs.resize(1);
