@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 
+#include "ir/infer_gather_nd.h"
 #include "ir/infer_layout_family.h"
 
 namespace gf {
@@ -455,6 +456,7 @@ void register_layout_infer(InferTable& table) {
   table[static_cast<size_t>(Op::kSplit)] = layout::with_node_context<infer_split>;
   layout::register_indexing_infer(table);
   layout::register_shape_producer_infer(table);
+  layout::register_gather_nd_infer(table);
 }
 
 }  // namespace gf

@@ -228,6 +228,8 @@ std::vector<std::string> onnx_unsupported_features(const std::string& path) {
   for (const auto& node : g.node()) {
     if (!onnx_op_is_supported(node.op_type(), node.domain())) {
       missing.insert("op " + node.op_type() + (node.domain().empty() ? "" : " (domain " + node.domain() + ")"));
+    } else if (node.op_type() == "Attention") {
+      for (const std::string& f : onnx_import::attention_unsupported_features(node)) missing.insert("Attention " + f);
     }
     for (const auto& a : node.attribute()) {  // Cast's target and tensor attributes carry dtypes
       if (a.has_t() && !onnx_import::dtype_from_onnx(a.t().data_type())) {

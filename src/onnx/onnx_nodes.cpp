@@ -55,6 +55,7 @@ void convert_node(const onnx::NodeProto& node, int64_t opset, GraphAssembler& ou
 
   if (n.op == Op::kCast) map_cast_to(n);
   if (n.op == Op::kCastLike) n.attrs.erase("saturate");
+  if (n.op == Op::kAttention) convert_attention(n);
   if (convert_legacy(n, out)) return;
   out.add_node(n.op, n.name, std::move(n.inputs), n.outputs, std::move(n.attrs));
 }
@@ -65,9 +66,6 @@ namespace gf {
 
 std::optional<Op> onnx_op_to_ir(std::string_view op_type, std::string_view domain) {
   if (!onnx_import::is_default_domain(domain)) return std::nullopt;
-  // ONNX's Attention (opset 23) has 3-D, KV-cache, softcap and qk-output forms our fused op
-  // lacks; it is not imported (exporters decompose attention into MatMul/Softmax by default).
-  if (op_type == "Attention") return std::nullopt;
   // An op without shape inference cannot be imported (inference validates every node).
   std::optional<Op> op = parse_op(op_type);
   if (op && infer_table()[static_cast<size_t>(*op)] == nullptr) return std::nullopt;

@@ -35,6 +35,12 @@ void convert_node(const onnx::NodeProto& node, int64_t opset, GraphAssembler& ou
 // added the node(s) itself; otherwise it has rewritten `n` in place for the generic path.
 bool convert_legacy(PendingNode& n, GraphAssembler& out);
 
+// ONNX Attention onto our fused Attention op (onnx_attention.cpp). The features a node uses that
+// our op lacks ("input 'past_key' (KV cache)", ...), empty when it maps; convert_attention throws
+// kUnsupported naming them, else drops the omitted optional slots and unused attributes.
+std::vector<std::string> attention_unsupported_features(const onnx::NodeProto& node);
+void convert_attention(PendingNode& n);
+
 // A 0-d tensor of `dtype` holding `value` (Clip bounds, Pad values).
 Tensor scalar_tensor(DType dtype, double value);
 // "node 'n' (Op)".

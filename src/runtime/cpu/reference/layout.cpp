@@ -3,6 +3,7 @@
 // layout_indexing.cpp, shape producers in layout_shape_ops.cpp.
 #include <numeric>
 
+#include "runtime/cpu/reference/gather_nd.h"
 #include "runtime/cpu/reference/layout_family.h"
 #include "runtime/cpu/reference/ref_util.h"
 
@@ -109,6 +110,7 @@ void register_layout_kernels(KernelTable& table) {
   table[static_cast<size_t>(Op::kSplit)] = split;
   layout::register_indexing_kernels(table);
   layout::register_shape_producer_kernels(table);
+  layout::register_gather_nd_kernel(table);
 }
 
 }  // namespace gf::ref
