@@ -175,10 +175,13 @@ class Planner {
           if (!is_strided_view(node(id).op) || node(id).op == Op::kSplit)
             return std::string("attention writes through reshapes/transposes only");
         } else {
-          if (!elementwise)
+          // A GEMM epilogue is elementwise over the product's elements; reshapes of the
+          // (contiguous) product in between relabel them and cost nothing.
+          if (!elementwise && !is_metadata_view(node(id).op))
             return std::string(op_name(node(id).op)) + " is not elementwise: a " +
                    std::string(group_kind_name(P.kind)) + " epilogue is elementwise";
-          if (P.kind != GroupKind::kAttention && !(out_shape(id) == out_shape(a)))
+          if (P.kind != GroupKind::kAttention &&
+              value_elements(g_, node(id).outputs[0]) != value_elements(g_, node(a).outputs[0]))
             return "epilogue shape " + out_shape(id).to_string() + " differs from the " +
                    std::string(op_name(node(a).op)) + " output " + out_shape(a).to_string();
         }
