@@ -11,6 +11,7 @@
 #include "passes/fuse_gelu.h"
 #include "passes/fuse_layer_norm.h"
 #include "passes/fuse_rms_norm.h"
+#include "passes/fuse_sibling_matmuls.h"
 
 namespace gf {
 
@@ -26,6 +27,7 @@ constexpr Pass kPasses[] = {
     {"cse", eliminate_common_subexpressions},
     {"fold-batch-norm", fold_batch_norms},
     {"fold-transposes", fold_transposes},
+    {"fuse-sibling-matmuls", fuse_sibling_matmuls},
     {"fuse-layer-norm", fuse_layer_norms},
     {"fuse-rms-norm", fuse_rms_norms},
     {"fuse-gelu", fuse_gelus},

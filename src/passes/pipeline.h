@@ -1,7 +1,7 @@
 // The graph-pass pipeline: the passes of src/passes/ in the order the compiler runs them,
 // between import (or constant folding) and fusion planning:
-//   dce -> cse -> fold-batch-norm -> fold-transposes -> fuse-layer-norm -> fuse-rms-norm
-//       -> fuse-gelu -> fuse-attention
+//   dce -> cse -> fold-batch-norm -> fold-transposes -> fuse-sibling-matmuls
+//       -> fuse-layer-norm -> fuse-rms-norm -> fuse-gelu -> fuse-attention
 // Cleanups come first so the pattern matchers see one copy of each value; BatchNorm and
 // transposes fold before the rewrites, and LayerNorm before RMSNorm (LayerNorm's tail is an
 // RMSNorm of x - mean).
