@@ -61,10 +61,11 @@ class CudaTestDevice {
   // filled with `poison` bytes first (so an element the kernel does not write is caught), then
   // copied back into its host tensor.
   void run(const fusion::FusedKernel& k, const Graph& g, std::vector<Tensor>& buffers,
-           unsigned char poison) {
+           unsigned char poison, bool round_16bit_intermediates = true) {
     const CudaDriverApi& cu = cuda_driver();
     codegen::CudaEmitOptions options;
     options.sm_count = sm_count_;
+    options.round_16bit_intermediates = round_16bit_intermediates;
     const codegen::CudaKernelSource src = codegen::emit_cuda_kernel(k, g, options);
     const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, k.name);

@@ -62,7 +62,7 @@ TEST_P(HandBuiltCudaKernels, MatchTheIrEvaluator) {
   for (unsigned char poison : kPoisons) {
     SCOPED_TRACE("poison " + std::to_string(poison));
     std::vector<Tensor> got = fresh_outputs(c.kernel, c.buffers);
-    device_->run(c.kernel, Graph{}, got, poison);
+    device_->run(c.kernel, Graph{}, got, poison, c.round_16bit_intermediates);
     for (size_t i = 0; i < got.size(); ++i) {
       if (!c.kernel.buffers[i].is_output) continue;
       SCOPED_TRACE("output " + c.kernel.buffers[i].name);

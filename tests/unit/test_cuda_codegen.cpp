@@ -50,8 +50,8 @@ class CudaCodegenCache : public ::testing::Test {
 void expect_well_formed(const codegen::CudaKernelSource& src, const fusion::FusedKernel& k) {
   EXPECT_EQ(src.name, k.name);
   if (!k.comment.empty()) {
-    EXPECT_EQ(src.source.rfind("// " + k.comment.substr(0, k.comment.find('\n')), 0))
-        << src.source.substr(0, 200);
+    const std::string first_line = "// " + k.comment.substr(0, k.comment.find('\n'));
+    EXPECT_EQ(src.source.rfind(first_line, 0), 0u) << src.source.substr(0, 200);
   }
   EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + k.name +
                             "(void* const* buffers)"),
