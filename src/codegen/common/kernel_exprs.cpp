@@ -1,0 +1,274 @@
+// KernelExprWriter: validation of a FusedKernel and its exprs as C temporaries.
+#include "codegen/common/kernel_exprs.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "graphfuse/error.h"
+
+namespace gf::codegen {
+
+using fusion::Expr;
+using fusion::ExprId;
+using fusion::ExprKind;
+using fusion::IndexOp;
+using fusion::ReduceKind;
+
+std::string comment_safe(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\r', ' ');
+  while (!s.empty() && (s.back() == '\\' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+std::string dims_string(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+KernelExprWriter::KernelExprWriter(const fusion::FusedKernel& kernel, const Graph& graph,
+                                   const Target& target, bool round_16bit_intermediates)
+    : kernel_(kernel), graph_(graph), target_(target), round_16bit_(round_16bit_intermediates) {
+  validate_and_analyse();
+}
+
+void KernelExprWriter::malformed(const std::string& why) const {
+  throw Error(ErrorCode::kInvalidGraph, "fused kernel '" + kernel_.name + "': " + why);
+}
+
+void KernelExprWriter::validate_and_analyse() {
+  const fusion::FusedKernel& k = kernel_;
+  if (!is_c_identifier(k.name)) malformed("name is not a C identifier");
+  for (int64_t d : k.outer_dims)
+    if (d < 0) malformed("negative outer dim in " + dims_string(k.outer_dims));
+  for (int64_t d : k.inner_dims)
+    if (d < 0) malformed("negative inner dim in " + dims_string(k.inner_dims));
+  const int n = static_cast<int>(k.exprs.size());
+  uses_inner_.assign(k.exprs.size(), false);
+  max_row_.assign(k.exprs.size(), -1);
+  for (int id = 0; id < n; ++id) {
+    const Expr& e = k.exprs[static_cast<size_t>(id)];
+    const auto at = static_cast<size_t>(id);
+    const std::string where = "expr " + std::to_string(id);
+    for (ExprId a : e.args) {
+      if (a < 0 || a >= id) malformed(where + " uses expr " + std::to_string(a) + " (not earlier)");
+      uses_inner_[at] = uses_inner_[at] || uses_inner_[static_cast<size_t>(a)];
+      max_row_[at] = std::max(max_row_[at], max_row_[static_cast<size_t>(a)]);
+    }
+    switch (e.kind) {
+      case ExprKind::kOuterIndex:
+        if (e.axis < 0 || e.axis >= static_cast<int>(k.outer_dims.size()))
+          malformed(where + ": bad outer axis");
+        break;
+      case ExprKind::kInnerIndex:
+        if (e.axis < 0 || e.axis >= static_cast<int>(k.inner_dims.size()))
+          malformed(where + ": bad inner axis");
+        uses_inner_[at] = true;
+        break;
+      case ExprKind::kRowValue:
+        if (e.axis < 0 || e.axis >= static_cast<int>(k.reductions.size()))
+          malformed(where + ": bad row value");
+        max_row_[at] = e.axis;
+        break;
+      case ExprKind::kLoad:
+        if (e.buffer < 0 || e.buffer >= static_cast<int>(k.buffers.size()) || e.args.size() != 1)
+          malformed(where + ": bad load");
+        break;
+      case ExprKind::kCast:
+      case ExprKind::kSelect:
+        if (e.args.size() != (e.kind == ExprKind::kCast ? 1u : 3u))
+          malformed(where + ": bad arity");
+        break;
+      case ExprKind::kIndex:
+        if (e.args.size() != 2) malformed(where + ": index op needs 2 args");
+        break;
+      case ExprKind::kConstant:
+      case ExprKind::kOp:
+        break;
+    }
+  }
+  for (size_t r = 0; r < k.reductions.size(); ++r) {
+    const ExprId v = k.reductions[r].value;
+    if (v < 0 || v >= n) malformed("reduction " + std::to_string(r) + ": bad value expr");
+    if (max_row_[static_cast<size_t>(v)] >= static_cast<int>(r))
+      malformed("reduction " + std::to_string(r) + " reads its own or a later row value");
+    if (k.reductions[r].accumulate == DType::kBool) {
+      throw Error(ErrorCode::kUnsupported,
+                  "fused kernel '" + k.name + "' (" + target_.name + "): bool accumulator");
+    }
+  }
+  for (const fusion::Store& s : k.stores) {
+    if (s.buffer < 0 || s.buffer >= static_cast<int>(k.buffers.size()) ||
+        !k.buffers[static_cast<size_t>(s.buffer)].is_output) {
+      malformed("store to buffer " + std::to_string(s.buffer) + ", not an output");
+    }
+    if (s.index < 0 || s.index >= n || s.value < 0 || s.value >= n) malformed("bad store exprs");
+    if (!s.per_inner && (uses_inner(s.index) || uses_inner(s.value)))
+      malformed("a per-outer store uses an inner index");
+  }
+}
+
+std::string KernelExprWriter::as_type(ExprId id, DType t) const {
+  return emit_cast(target_, expr(id).dtype, t, tmp(id));
+}
+
+std::string KernelExprWriter::index_value(const Expr& e) const {
+  const std::string a = as_type(e.args[0], DType::kI64), b = as_type(e.args[1], DType::kI64);
+  switch (e.index_op) {
+    case IndexOp::kAdd:
+      return a + " + " + b;
+    case IndexOp::kSub:
+      return a + " - " + b;
+    case IndexOp::kMul:
+      return a + " * " + b;
+    case IndexOp::kDiv:
+      return a + " / " + b;
+    case IndexOp::kMod:
+      return a + " % " + b;
+    case IndexOp::kMin:
+      return a + " < " + b + " ? " + a + " : " + b;
+    case IndexOp::kMax:
+      return a + " > " + b + " ? " + a + " : " + b;
+    case IndexOp::kLess:
+      return a + " < " + b;
+    case IndexOp::kLessEq:
+      return a + " <= " + b;
+    case IndexOp::kEqual:
+      return a + " == " + b;
+    case IndexOp::kAnd:
+      return tmp(e.args[0]) + " && " + tmp(e.args[1]);
+  }
+  return {};
+}
+
+std::string KernelExprWriter::op_value(const Expr& e) const {
+  ScalarOp op;
+  op.op = e.op;
+  op.result = e.dtype;
+  if (e.node != kNoNode) {
+    const Node& node = graph_.node(e.node);
+    op.attrs = &node.attrs;
+    op.node_name = node.name;
+  } else {
+    op.node_name = "<" + kernel_.name + ">";
+  }
+  for (ExprId a : e.args) {
+    op.args.push_back(tmp(a));
+    op.arg_types.push_back(expr(a).dtype);
+  }
+  std::string value = emit_op(target_, op);
+  if (round_16bit_) value = emit_round_to(target_, e.dtype, value);
+  return value;
+}
+
+std::string KernelExprWriter::expr_value(ExprId id) const {
+  const Expr& e = expr(id);
+  switch (e.kind) {
+    case ExprKind::kOuterIndex:
+      return "o" + std::to_string(e.axis);
+    case ExprKind::kInnerIndex:
+      return "i" + std::to_string(e.axis);
+    case ExprKind::kRowValue: {
+      const DType acc = kernel_.reductions[static_cast<size_t>(e.axis)].accumulate;
+      return emit_cast(target_, acc, e.dtype, "row" + std::to_string(e.axis));
+    }
+    case ExprKind::kConstant:
+      return emit_literal(target_, e.dtype, e.constant);
+    case ExprKind::kLoad: {
+      const DType stored = kernel_.buffers[static_cast<size_t>(e.buffer)].dtype;
+      const std::string loaded = emit_load_convert(
+          target_, stored,
+          "b" + std::to_string(e.buffer) + "[" + as_type(e.args[0], DType::kI64) + "]");
+      return emit_cast(target_, stored, e.dtype, loaded);
+    }
+    case ExprKind::kOp:
+      return op_value(e);
+    case ExprKind::kCast:
+      return as_type(e.args[0], e.dtype);
+    case ExprKind::kIndex:
+      return index_value(e);
+    case ExprKind::kSelect:
+      return as_type(e.args[0], DType::kBool) + " ? " + as_type(e.args[1], e.dtype) + " : " +
+             as_type(e.args[2], e.dtype);
+  }
+  return {};
+}
+
+void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots, bool inner,
+                            std::set<ExprId>& done, const std::string& indent,
+                            size_t rows_ready) const {
+  // The closure of `roots` over args, written in id order (args come first in a DAG).
+  std::set<ExprId> needed;
+  std::vector<ExprId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (!needed.insert(id).second) continue;
+    for (ExprId a : expr(id).args) stack.push_back(a);
+  }
+  for (ExprId id : needed) {
+    if (uses_inner(id) != inner || done.count(id)) continue;
+    if (max_row_[static_cast<size_t>(id)] >= static_cast<int>(rows_ready))
+      malformed("expr " + std::to_string(id) + " reads a row value before it is computed");
+    const Expr& e = expr(id);
+    out << indent << "const " << compute_c_type(e.dtype) << " " << tmp(id) << " = "
+        << expr_value(id) << ";";
+    if (e.kind == ExprKind::kOp) {
+      out << "  // " << op_name(e.op);
+      if (e.node != kNoNode) out << " " << comment_safe(graph_.node(e.node).name);
+    }
+    out << "\n";
+    done.insert(id);
+  }
+}
+
+std::string KernelExprWriter::store_statement(const fusion::Store& s) const {
+  const DType t = kernel_.buffers[static_cast<size_t>(s.buffer)].dtype;
+  return "b" + std::to_string(s.buffer) + "[" + as_type(s.index, DType::kI64) +
+         "] = " + emit_store_convert(target_, t, as_type(s.value, t)) + ";";
+}
+
+std::string KernelExprWriter::reduction_identity(size_t r) const {
+  const fusion::RowReduction& red = kernel_.reductions[r];
+  switch (red.kind) {
+    case ReduceKind::kSum:
+      return emit_literal(target_, red.accumulate, 0);
+    case ReduceKind::kProd:
+      return emit_literal(target_, red.accumulate, 1);
+    // -inf / +inf saturate to lowest / highest for integer accumulators.
+    case ReduceKind::kMax:
+      return emit_literal(target_, red.accumulate, -HUGE_VAL);
+    case ReduceKind::kMin:
+      return emit_literal(target_, red.accumulate, HUGE_VAL);
+  }
+  return {};
+}
+
+std::string KernelExprWriter::reduction_combine(size_t r, const std::string& a,
+                                                const std::string& b) const {
+  const fusion::RowReduction& red = kernel_.reductions[r];
+  const bool integer = is_integer(red.accumulate);
+  const std::string c_type = compute_c_type(red.accumulate);
+  switch (red.kind) {
+    case ReduceKind::kSum:
+      return integer ? "gf_wadd(" + a + ", " + b + ")" : a + " + " + b;
+    case ReduceKind::kProd:
+      return integer ? "gf_wmul(" + a + ", " + b + ")" : a + " * " + b;
+    case ReduceKind::kMax:
+      return "gf_max<" + c_type + ">(" + a + ", " + b + ")";
+    case ReduceKind::kMin:
+      return "gf_min<" + c_type + ">(" + a + ", " + b + ")";
+  }
+  return {};
+}
+
+}  // namespace gf::codegen

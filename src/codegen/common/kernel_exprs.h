@@ -1,0 +1,74 @@
+// The target-independent half of emitting a FusedKernel: validation, and its expr DAG as `const`
+// temporaries placed in the scope each needs. A kernel emitter (CUDA; the CPU emitter has its
+// own copy of this logic for now) writes the loops and stores around it.
+//
+// Names the emitted code uses, which the surrounding loops must define:
+//   b<k>    buffer k, as a pointer to storage_c_type (const for inputs)
+//   o<d>    outer loop index d (int64_t);  i<d>: inner loop index d (int64_t)
+//   row<r>  reduction r's result, in compute_c_type of its accumulator
+//   t<id>   the temporary holding expr id
+#pragma once
+
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/common/scalar_emitter.h"
+#include "fusion/kernel_ir.h"
+#include "graphfuse/graph.h"
+
+namespace gf::codegen {
+
+// One line of a // comment: no newline, no trailing backslash (it would continue the comment).
+std::string comment_safe(std::string s);
+bool is_c_identifier(const std::string& s);
+std::string dims_string(const std::vector<int64_t>& dims);
+
+class KernelExprWriter {
+ public:
+  // Validates `kernel`: kInvalidGraph naming the kernel for a malformed one (args not earlier,
+  // bad axes or buffers, a store to an input, a per-outer store that reads an inner index, a
+  // reduction reading its own row), kUnsupported for a bool accumulator. The kernel, graph and
+  // target must outlive the writer.
+  KernelExprWriter(const fusion::FusedKernel& kernel, const Graph& graph, const Target& target,
+                   bool round_16bit_intermediates);
+
+  const fusion::Expr& expr(fusion::ExprId id) const {
+    return kernel_.exprs[static_cast<size_t>(id)];
+  }
+  bool uses_inner(fusion::ExprId id) const { return uses_inner_[static_cast<size_t>(id)]; }
+  static std::string tmp(fusion::ExprId id) { return "t" + std::to_string(id); }
+  // tmp(id) converted to `t`.
+  std::string as_type(fusion::ExprId id, DType t) const;
+
+  // Writes the exprs among `roots` and their args that live at this level (`inner`: those that
+  // use an inner index, else the outer-invariant ones) and are not in `done`; adds them to it.
+  // Only row values below `rows_ready` may be read (else kInvalidGraph).
+  void emit(std::ostream& out, const std::vector<fusion::ExprId>& roots, bool inner,
+            std::set<fusion::ExprId>& done, const std::string& indent, size_t rows_ready) const;
+
+  // `b<k>[index] = value;` for a store whose exprs are emitted.
+  std::string store_statement(const fusion::Store& store) const;
+
+  // A reduction's identity in its accumulator type, and `a` combined with `b` (each argument
+  // appears once in the result): wrapping for integers, NaN-propagating for max/min.
+  std::string reduction_identity(size_t r) const;
+  std::string reduction_combine(size_t r, const std::string& a, const std::string& b) const;
+
+ private:
+  [[noreturn]] void malformed(const std::string& why) const;
+  void validate_and_analyse();
+  std::string expr_value(fusion::ExprId id) const;
+  std::string op_value(const fusion::Expr& e) const;
+  std::string index_value(const fusion::Expr& e) const;
+
+  const fusion::FusedKernel& kernel_;
+  const Graph& graph_;
+  const Target& target_;
+  bool round_16bit_;
+  std::vector<bool> uses_inner_;  // per expr: depends on an inner loop index
+  std::vector<int> max_row_;      // per expr: the highest row value it reads, -1 for none
+};
+
+}  // namespace gf::codegen

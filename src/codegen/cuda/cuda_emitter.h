@@ -1,0 +1,75 @@
+// The CUDA code generator: one fused kernel as one self-contained CUDA C++ source for NVRTC
+// (nvrtc_compiler.h), plus the launch configuration it was written for.
+//
+// Parameter ABI (fixed for every generated kernel):
+//   extern "C" __global__ void <kernel.name>(void* const* buffers);
+// `buffers` points to a DEVICE array of device pointers, one per kernel.buffers entry, in that
+// order. The runtime re-binds a kernel (or a whole CUDA graph of them) to new buffers by
+// rewriting that small table; the launch parameters themselves never change. Launch with
+// gridDim = (launch.grid, 1, 1), blockDim = (launch.block, 1, 1) and
+// launch.dynamic_shared_bytes of dynamic shared memory; a grid of 0 means there is nothing to
+// compute (an empty outer space): do not launch.
+//
+// Schedules:
+//   kPointwise   no inner space: a grid-stride loop over the flat outer index.
+//   kWarpPerRow  one warp per outer point (inner size <= kWarpPerRowMaxInner).
+//   kBlockPerRow one block per outer point.
+// In the row schedules each thread accumulates a strided part of the inner space for each
+// reduction in order; a butterfly of warp shuffles (plus shared memory across a block's warps)
+// gives every thread the row value; per-inner stores are then strided over the row's threads
+// and the others are done by its first thread. Accumulation is in the reduction's accumulator
+// type (f32, f64 for f64, i64 for integers), so sums differ from the CPU's sequential order by
+// rounding only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fusion/kernel_ir.h"
+#include "graphfuse/graph.h"
+
+namespace gf::codegen {
+
+// Threads per block, every schedule: 8 warps.
+inline constexpr int kCudaBlockThreads = 256;
+// Rows up to this many inner elements get one warp (at most 32 per lane); longer rows a block,
+// whose extra warps then have enough work to pay for the shared-memory step.
+inline constexpr int64_t kWarpPerRowMaxInner = 1024;
+// Grids hold at most this many blocks per SM: two full waves of 256-thread blocks (an SM holds
+// 2048 threads), so grid-stride loops keep every SM busy and the tail stays short.
+inline constexpr int64_t kCudaBlocksPerSm = 16;
+// An H200 (SXM) has 132 SMs.
+inline constexpr int kH200SmCount = 132;
+
+enum class CudaSchedule { kPointwise, kWarpPerRow, kBlockPerRow };
+std::string_view cuda_schedule_name(CudaSchedule s);
+
+struct CudaEmitOptions {
+  // Round each f16/bf16 op result to its 16-bit format, as the unfused reference kernels do when
+  // they store it; off, intermediates stay in float (faster, not bit-exact).
+  bool round_16bit_intermediates = true;
+  // Sizes the grid only; the source does not depend on it.
+  int sm_count = kH200SmCount;
+};
+
+struct LaunchConfig {
+  uint32_t grid = 0;  // blocks in x; 0: nothing to do, do not launch
+  uint32_t block = 0;  // threads per block in x
+  uint32_t dynamic_shared_bytes = 0;
+};
+
+struct CudaKernelSource {
+  std::string name;    // the entry point, kernel.name
+  std::string source;  // CUDA C++, no includes
+  CudaSchedule schedule = CudaSchedule::kPointwise;
+  LaunchConfig launch;
+};
+
+// `graph` supplies the attributes and names of the nodes that the kernel's kOp exprs came from.
+// Throws kUnsupported naming the node and op when an op or dtype has no CUDA form, kInvalidGraph
+// for a malformed kernel, kInvalidArgument for sm_count < 1.
+CudaKernelSource emit_cuda_kernel(const fusion::FusedKernel& kernel, const Graph& graph,
+                                  const CudaEmitOptions& options = {});
+
+}  // namespace gf::codegen

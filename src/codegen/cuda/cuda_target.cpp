@@ -1,0 +1,60 @@
+// The CUDA target and prelude.
+#include "codegen/cuda/cuda_target.h"
+
+namespace gf::codegen {
+
+namespace {
+
+// NVRTC has no <cstdint>. Limits spelled as <cstdint> does (INT64_MIN must not be a literal).
+constexpr const char* kIntegerTypes = R"(typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define INT8_MIN (-128)
+#define INT8_MAX 127
+#define UINT8_MAX 255
+#define INT32_MIN (-2147483647 - 1)
+#define INT32_MAX 2147483647
+#define INT64_MIN (-9223372036854775807LL - 1)
+#define INT64_MAX 9223372036854775807LL
+)";
+
+// A warp's butterfly step: every lane takes part, so every lane ends with the warp's value.
+// Types narrower than int travel as int and come back as T (keeps overloads unambiguous).
+constexpr const char* kWarpHelpers = R"(
+template <class T> static __device__ __forceinline__ T gf_shfl_xor(T v, int lane_mask) {
+  return (T)__shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+)";
+
+}  // namespace
+
+Target cuda_target() {
+  Target t;
+  t.name = "cuda";
+  t.inline_kw = "static __device__ __forceinline__";
+  t.math_prefix = "";
+  t.f32_suffix = "f";
+  t.f64_suffix = "";
+  // The classification functions are overloaded for float and double in CUDA; no isnanf.
+  for (const char* name : {"isnan", "isinf", "isfinite"}) t.f32_math_overrides[name] = name;
+  t.float_as_bits = "__float_as_uint";
+  t.bits_as_float = "__uint_as_float";
+  t.define_bit_casts = false;
+  // The bits of the host's HUGE_VALF / NAN, so constants match the CPU's exactly.
+  t.f32_inf = "__uint_as_float(0x7f800000u)";
+  t.f32_nan = "__uint_as_float(0x7fc00000u)";
+  t.f64_inf = "__longlong_as_double(0x7ff0000000000000LL)";
+  t.f64_nan = "__longlong_as_double(0x7ff8000000000000LL)";
+  return t;
+}
+
+std::string cuda_prelude() {
+  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers;
+}
+
+}  // namespace gf::codegen

@@ -1,0 +1,90 @@
+// Driver entry points through cudaGetDriverEntryPointByVersion, and CudaModule.
+#include "runtime/cuda/cuda_module.h"
+
+#include <cuda_runtime_api.h>
+
+#include "graphfuse/error.h"
+
+namespace gf {
+
+namespace {
+
+struct ResolvedDriver {
+  CudaDriverApi api;
+  std::string error;  // empty when usable
+};
+
+// Asks for each symbol as of the headers we were built with (CUDA_VERSION), so the pointer
+// matches the declaration the field's type was taken from.
+ResolvedDriver resolve_driver() {
+  ResolvedDriver d;
+  const auto resolve = [&](const char* symbol, void** fn) {
+    if (!d.error.empty()) return;
+    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+    const cudaError_t err =
+        cudaGetDriverEntryPointByVersion(symbol, fn, CUDA_VERSION, cudaEnableDefault, &status);
+    if (err != cudaSuccess) {
+      d.error = std::string("no usable CUDA driver (") + cudaGetErrorString(err) + ")";
+      cudaGetLastError();  // not sticky: leave the runtime clean for its other users
+    } else if (status != cudaDriverEntryPointSuccess || *fn == nullptr) {
+      d.error = std::string("the CUDA driver lacks ") + symbol +
+                (status == cudaDriverEntryPointVersionNotSufficent ? " (driver too old)" : "");
+    }
+  };
+#define GF_CUDA_DRIVER_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&d.api.name));
+  GF_CUDA_DRIVER_FUNCTIONS(GF_CUDA_DRIVER_RESOLVE)
+#undef GF_CUDA_DRIVER_RESOLVE
+  if (d.error.empty()) {
+    const CUresult r = d.api.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+      const char* name = nullptr;
+      if (d.api.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name) name = "unknown error";
+      d.error = std::string("cuInit failed: ") + name;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+const CudaDriverApi& cuda_driver() {
+  static const ResolvedDriver driver = resolve_driver();
+  if (!driver.error.empty()) {
+    throw Error(ErrorCode::kDeviceError, "CUDA driver unavailable: " + driver.error);
+  }
+  return driver.api;
+}
+
+void check_cu(CUresult result, const std::string& call) {
+  if (result == CUDA_SUCCESS) return;
+  const CudaDriverApi& cu = cuda_driver();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (cu.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name) name = "unknown CUresult";
+  if (cu.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text) text = "";
+  throw Error(ErrorCode::kDeviceError, call + " failed: " + name + " (" + text + ", code " +
+                                           std::to_string(static_cast<int>(result)) + ")");
+}
+
+std::unique_ptr<CudaModule> CudaModule::load(const std::string& cubin, const std::string& label) {
+  const CudaDriverApi& cu = cuda_driver();
+  CUmodule module = nullptr;
+  check_cu(cu.cuModuleLoadData(&module, cubin.data()),
+           "cuModuleLoadData (module '" + label + "', " + std::to_string(cubin.size()) +
+               " bytes)");
+  return std::unique_ptr<CudaModule>(new CudaModule(module, label));
+}
+
+CudaModule::~CudaModule() {
+  // Unload errors (a context already torn down) cannot be reported from a destructor.
+  if (module_) cuda_driver().cuModuleUnload(module_);
+}
+
+CUfunction CudaModule::function(const std::string& name) const {
+  CUfunction fn = nullptr;
+  check_cu(cuda_driver().cuModuleGetFunction(&fn, module_, name.c_str()),
+           "cuModuleGetFunction ('" + name + "' in module '" + label_ + "')");
+  return fn;
+}
+
+}  // namespace gf

@@ -1,0 +1,59 @@
+// The CUDA driver API as graphfuse uses it, and a loaded kernel module.
+//
+// The driver's entry points are resolved at run time through the CUDA runtime (linked
+// statically), not by linking libcuda: a binary must start on a machine without a driver
+// (libcuda.so.1 absent) and only fail, with kDeviceError, when it actually uses the GPU.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+namespace gf {
+
+// The functions resolved, as X(name); each field has the type of the header's declaration
+// (e.g. cuMemAlloc is cuMemAlloc_v2), and is called as cuda_driver().cuMemAlloc(...).
+#define GF_CUDA_DRIVER_FUNCTIONS(X)                                                          \
+  X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetCount)         \
+  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
+  X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)              \
+  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)   \
+  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel)
+
+struct CudaDriverApi {
+#define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
+  GF_CUDA_DRIVER_FUNCTIONS(GF_CUDA_DRIVER_FIELD)
+#undef GF_CUDA_DRIVER_FIELD
+};
+
+// The entry points, with cuInit(0) done; resolved once per process. Throws kDeviceError
+// ("CUDA driver unavailable: ...") when there is no driver or cuInit fails (no device), every
+// time it is called; never crashes.
+const CudaDriverApi& cuda_driver();
+
+// Throws kDeviceError "<call> failed: CUDA_ERROR_... (description)" unless `result` is success.
+void check_cu(CUresult result, const std::string& call);
+
+// A cubin loaded into the current context; unloaded on destruction, which must happen while
+// that context lives. Functions taken from it are valid while it lives.
+class CudaModule {
+ public:
+  // Needs a current context. `label` names the module in errors (a kernel or program name).
+  // Throws kDeviceError (no driver or device, no context, an image the device cannot run).
+  static std::unique_ptr<CudaModule> load(const std::string& cubin, const std::string& label);
+  ~CudaModule();
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+
+  // Throws kDeviceError when the module has no function `name`.
+  CUfunction function(const std::string& name) const;
+  CUmodule handle() const { return module_; }
+
+ private:
+  CudaModule(CUmodule module, std::string label) : module_(module), label_(std::move(label)) {}
+  CUmodule module_;
+  std::string label_;
+};
+
+}  // namespace gf

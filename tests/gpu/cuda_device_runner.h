@@ -1,0 +1,133 @@
+// Runs generated kernels on CUDA device 0 for the GPU tests, through the driver API as the
+// executor will: NVRTC cubin -> CudaModule, device buffers, a device-resident buffer table, one
+// cuLaunchKernel with the emitted launch config. Every CUDA call is checked (kDeviceError).
+#pragma once
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_emitter.h"
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/device.h"
+#include "graphfuse/tensor.h"
+#include "runtime/cuda/cuda_module.h"
+
+namespace gf::testing {
+
+#define GF_CU(call) ::gf::check_cu((call), #call)
+
+// Device memory freed on destruction.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
+    // cuMemAlloc refuses 0 bytes; an empty tensor still gets a distinct, never-read address.
+    GF_CU(cuda_driver().cuMemAlloc(&ptr_, bytes == 0 ? 1 : bytes));
+  }
+  ~DeviceBuffer() {
+    if (ptr_) cuda_driver().cuMemFree(ptr_);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  CUdeviceptr ptr() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  CUdeviceptr ptr_ = 0;
+  size_t bytes_;
+};
+
+class CudaTestDevice {
+ public:
+  // The process's device, or nullptr (with `reason` set) when there is none.
+  static CudaTestDevice* get(std::string* reason) {
+    static const CudaProbe probe = probe_cuda();
+    if (probe.devices.empty()) {
+      if (reason) *reason = probe.reason;
+      return nullptr;
+    }
+    static CudaTestDevice device(probe.devices.front());
+    return &device;
+  }
+
+  int compute_capability() const { return compute_capability_; }
+  int sm_count() const { return sm_count_; }
+  codegen::NvrtcCompiler& compiler() { return compiler_; }
+
+  // Runs `k` on `buffers` (k.buffers order): inputs are copied to the device, each output is
+  // filled with `poison` bytes first (so an element the kernel does not write is caught), then
+  // copied back into its host tensor.
+  void run(const fusion::FusedKernel& k, const Graph& g, std::vector<Tensor>& buffers,
+           unsigned char poison, bool round_16bit_intermediates = true) {
+    const CudaDriverApi& cu = cuda_driver();
+    codegen::CudaEmitOptions options;
+    options.sm_count = sm_count_;
+    options.round_16bit_intermediates = round_16bit_intermediates;
+    const codegen::CudaKernelSource src = codegen::emit_cuda_kernel(k, g, options);
+    const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
+    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, k.name);
+    const CUfunction fn = module->function(k.name);
+
+    std::vector<std::unique_ptr<DeviceBuffer>> device;
+    std::vector<CUdeviceptr> table;
+    for (size_t i = 0; i < k.buffers.size(); ++i) {
+      Tensor& t = buffers.at(i);
+      device.push_back(std::make_unique<DeviceBuffer>(t.nbytes()));
+      table.push_back(device.back()->ptr());
+      if (t.nbytes() == 0) continue;
+      if (k.buffers[i].is_output) {
+        GF_CU(cu.cuMemsetD8(device.back()->ptr(), poison, t.nbytes()));
+      } else {
+        GF_CU(cu.cuMemcpyHtoD(device.back()->ptr(), t.raw(), t.nbytes()));
+      }
+    }
+    DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
+    if (!table.empty()) {
+      GF_CU(cu.cuMemcpyHtoD(table_buffer.ptr(), table.data(), table_buffer.bytes()));
+    }
+    if (src.launch.grid > 0) {
+      CUdeviceptr table_ptr = table_buffer.ptr();
+      void* params[] = {&table_ptr};
+      GF_CU(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                              src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
+    }
+    GF_CU(cu.cuCtxSynchronize());
+    for (size_t i = 0; i < k.buffers.size(); ++i) {
+      Tensor& t = buffers[i];
+      if (k.buffers[i].is_output && t.nbytes() > 0) {
+        GF_CU(cu.cuMemcpyDtoH(t.raw(), device[i]->ptr(), t.nbytes()));
+      }
+    }
+  }
+
+ private:
+  explicit CudaTestDevice(const CudaDeviceInfo& info)
+      : compute_capability_(info.compute_major * 10 + info.compute_minor),
+        sm_count_(info.multiprocessors),
+        compiler_([] {
+          codegen::NvrtcOptions o;
+          o.cache_dir = std::filesystem::temp_directory_path() /
+                        ("gf_test_cuda_kernels_" + std::to_string(getpid()));
+          return o;
+        }()) {
+    const CudaDriverApi& cu = cuda_driver();
+    CUdevice dev = 0;
+    GF_CU(cu.cuDeviceGet(&dev, info.index));
+    GF_CU(cu.cuDevicePrimaryCtxRetain(&context_, dev));
+    GF_CU(cu.cuCtxSetCurrent(context_));
+  }
+  ~CudaTestDevice() {
+    std::error_code ec;
+    std::filesystem::remove_all(compiler_.options().cache_dir, ec);
+  }
+
+  int compute_capability_;
+  int sm_count_;
+  codegen::NvrtcCompiler compiler_;
+  CUcontext context_ = nullptr;
+};
+
+}  // namespace gf::testing

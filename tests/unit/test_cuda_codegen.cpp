@@ -1,0 +1,286 @@
+// The CUDA code generator without a GPU: kernels are emitted and compiled by NVRTC for sm_90,
+// and the cubin cache is exercised. Launching them is tests/gpu/test_cuda_kernels.cpp.
+#ifdef GF_HAVE_CUDA
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "codegen/common/cache_files.h"
+#include "codegen/cuda/cuda_emitter.h"
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "fusion/plan.h"
+#include "graphfuse/device.h"
+#include "gpu/cuda_kernel_cases.h"
+#include "runtime/cuda/cuda_module.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using codegen::CudaSchedule;
+using testing::expect_error;
+
+constexpr int kSm90 = 90;
+
+// A cache directory of its own per test, removed after it.
+class CudaCodegenCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gf_test_cuda_codegen_" + std::to_string(getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  codegen::NvrtcOptions options() const {
+    codegen::NvrtcOptions o;
+    o.cache_dir = dir_;
+    return o;
+  }
+  fs::path dir_;
+};
+
+// The emitted source: comment first, the documented entry point, nothing included.
+void expect_well_formed(const codegen::CudaKernelSource& src, const fusion::FusedKernel& k) {
+  EXPECT_EQ(src.name, k.name);
+  if (!k.comment.empty()) {
+    const std::string first_line = "// " + k.comment.substr(0, k.comment.find('\n'));
+    EXPECT_EQ(src.source.rfind(first_line, 0), 0u) << src.source.substr(0, 200);
+  }
+  EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(256) " + k.name +
+                            "(void* const* buffers)"),
+            std::string::npos);
+  EXPECT_EQ(src.source.find("#include"), std::string::npos);
+  EXPECT_EQ(src.launch.block, 256u);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);
+}
+
+void expect_cubin_for(const codegen::CubinPtr& cubin, const std::string& kernel_name) {
+  ASSERT_TRUE(cubin);
+  ASSERT_GT(cubin->size(), 4u);
+  EXPECT_EQ(cubin->substr(0, 4), std::string("\x7f" "ELF"));
+  EXPECT_NE(cubin->find(kernel_name), std::string::npos) << "no symbol " << kernel_name;
+}
+
+TEST_F(CudaCodegenCache, HandBuiltKernelsCompileForSm90) {
+  std::vector<testing::HandKernelCase> cases = testing::hand_kernel_cases();
+  std::vector<std::string> sources;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto src = codegen::emit_cuda_kernel(c.kernel, Graph{});
+    expect_well_formed(src, c.kernel);
+    sources.push_back(src.source);
+  }
+  codegen::NvrtcCompiler compiler(options());
+  const auto cubins = compiler.compile_all(sources, kSm90);
+  ASSERT_EQ(cubins.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) expect_cubin_for(cubins[i], cases[i].kernel.name);
+  EXPECT_EQ(compiler.nvrtc_runs(), static_cast<int>(cases.size()));
+}
+
+TEST_F(CudaCodegenCache, KernelsLoweredFromGraphsCompileForSm90) {
+  std::map<CudaSchedule, int> schedules;
+  std::vector<std::string> sources, names;
+  for (const testing::GraphCase& c : testing::graph_cases()) {
+    SCOPED_TRACE(c.name);
+    const fusion::Plan plan = fusion::plan_fusion(c.graph, fusion::CostModel::h200());
+    int kernels = 0;
+    for (const fusion::Group& group : plan.groups) {
+      if (group.kind != fusion::GroupKind::kPointwise &&
+          group.kind != fusion::GroupKind::kReduction)
+        continue;
+      const auto k = fusion::lower_group(c.graph, group, "k" + std::to_string(group.id));
+      const auto src = codegen::emit_cuda_kernel(k, c.graph);
+      expect_well_formed(src, k);
+      ++schedules[src.schedule];
+      sources.push_back(src.source);
+      names.push_back(k.name);
+      ++kernels;
+    }
+    EXPECT_GE(kernels, 1);
+  }
+  // The cases cover every schedule.
+  EXPECT_GE(schedules[CudaSchedule::kPointwise], 4);
+  EXPECT_GE(schedules[CudaSchedule::kWarpPerRow], 2);
+  EXPECT_GE(schedules[CudaSchedule::kBlockPerRow], 2);
+  codegen::NvrtcCompiler compiler(options());
+  const auto cubins = compiler.compile_all(sources, kSm90);
+  for (size_t i = 0; i < cubins.size(); ++i) expect_cubin_for(cubins[i], names[i]);
+}
+
+TEST(CudaCodegen, SchedulesAndLaunchConfigsFollowTheIterationSpace) {
+  using codegen::emit_cuda_kernel;
+  // Pointwise: blocks of 256 up to 16 per SM.
+  const testing::HandKernelCase add = testing::broadcast_add_exp_case();  // 2590 points
+  auto src = emit_cuda_kernel(add.kernel, Graph{});
+  EXPECT_EQ(src.schedule, CudaSchedule::kPointwise);
+  EXPECT_EQ(src.launch.grid, 11u);  // ceil(2590 / 256)
+  fusion::FusedKernel big = add.kernel;
+  big.outer_dims = {1000, 1, 1000};
+  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).launch.grid, 132u * 16u);
+  codegen::CudaEmitOptions one_sm;
+  one_sm.sm_count = 1;
+  const auto small_gpu = emit_cuda_kernel(big, Graph{}, one_sm);
+  EXPECT_EQ(small_gpu.launch.grid, 16u);
+  EXPECT_EQ(small_gpu.source, emit_cuda_kernel(big, Graph{}).source);  // the grid is not baked in
+  // Rows: a warp each (8 per block) up to 1024 inner elements, a block each beyond.
+  src = emit_cuda_kernel(testing::softmax_rows_case(50).kernel, Graph{});
+  EXPECT_EQ(src.schedule, CudaSchedule::kWarpPerRow);
+  EXPECT_EQ(src.launch.grid, 1u);  // 6 rows
+  src = emit_cuda_kernel(testing::softmax_rows_case(1100).kernel, Graph{});
+  EXPECT_EQ(src.schedule, CudaSchedule::kBlockPerRow);
+  EXPECT_EQ(src.launch.grid, 6u);
+  EXPECT_NE(src.source.find("__syncthreads()"), std::string::npos);
+  src = emit_cuda_kernel(testing::integer_rows_case().kernel, Graph{});
+  EXPECT_EQ(src.launch.grid, 5u);  // 40 rows / 8 per block
+  // Nothing to do: a grid of 0.
+  fusion::FusedKernel empty = add.kernel;
+  empty.outer_dims = {37, 0, 70};
+  EXPECT_EQ(emit_cuda_kernel(empty, Graph{}).launch.grid, 0u);
+  codegen::CudaEmitOptions no_sm;
+  no_sm.sm_count = 0;
+  expect_error([&] { emit_cuda_kernel(add.kernel, Graph{}, no_sm); }, ErrorCode::kInvalidArgument,
+               {"add_exp", "sm_count"});
+}
+
+TEST(CudaCodegen, SixteenBitValuesUseTheSharedBitManipulation) {
+  const auto src = codegen::emit_cuda_kernel(testing::half_chain_case().kernel, Graph{});
+  EXPECT_EQ(src.source.find("cuda_fp16"), std::string::npos);
+  EXPECT_EQ(src.source.find("__half"), std::string::npos);
+  EXPECT_NE(src.source.find("uint16_t gf_f32_to_f16(float f)"), std::string::npos);
+  // Each f16 op result is rounded to f16 and back, as the reference stores it.
+  EXPECT_NE(src.source.find("gf_f16_to_f32(gf_f32_to_f16(tanhf("), std::string::npos);
+  codegen::CudaEmitOptions fast;
+  fast.round_16bit_intermediates = false;
+  EXPECT_EQ(codegen::emit_cuda_kernel(testing::half_chain_case().kernel, Graph{}, fast)
+                .source.find("gf_f16_to_f32(gf_f32_to_f16(tanhf("),
+            std::string::npos);
+}
+
+TEST(CudaCodegen, UnsupportedOpsAndMalformedKernelsAreErrors) {
+  GraphBuilder gb("g");
+  const ValueId a = gb.input("a", DType::kF32, Shape::from_static({2, 2}));
+  gb.output(gb.matmul(a, a), "mm");
+  const Graph g = gb.build();
+  testing::KernelBuilder b("bad_op");
+  const int x = b.buffer("x", DType::kF32, {4}, false);
+  const int y = b.buffer("y", DType::kF32, {4}, true);
+  b.k.outer_dims = {4};
+  const auto i = b.outer(0);
+  b.store(y, i, b.op(Op::kMatMul, DType::kF32, {b.load(x, i), b.load(x, i)}, NodeId{0}));
+  expect_error([&] { codegen::emit_cuda_kernel(b.k, g); }, ErrorCode::kUnsupported,
+               {"cuda", "MatMul", g.nodes()[0].name});
+
+  testing::KernelBuilder m("store_to_input");
+  const int in = m.buffer("in", DType::kF32, {4}, false);
+  m.k.outer_dims = {4};
+  m.store(in, m.outer(0), m.constant(DType::kF32, 1));
+  expect_error([&] { codegen::emit_cuda_kernel(m.k, Graph{}); }, ErrorCode::kInvalidGraph,
+               {"store_to_input", "not an output"});
+}
+
+TEST_F(CudaCodegenCache, SecondCompileIsServedFromMemoryAndAFreshCompilerReadsTheDisk) {
+  const std::string source = codegen::emit_cuda_kernel(testing::transpose_case().kernel, Graph{}).source;
+  codegen::NvrtcCompiler first(options());
+  const codegen::CubinPtr a = first.compile(source, kSm90);
+  EXPECT_EQ(first.nvrtc_runs(), 1);
+  EXPECT_EQ(first.compile(source, kSm90), a);  // the same object
+  EXPECT_EQ(first.nvrtc_runs(), 1);
+  const uint64_t key = first.cache_key(source, kSm90);
+  EXPECT_TRUE(fs::exists(first.cubin_path(key)));
+  EXPECT_TRUE(fs::exists(fs::path(first.cubin_path(key)).replace_extension(".cu")));
+
+  codegen::NvrtcCompiler second(options());
+  const codegen::CubinPtr b = second.compile(source, kSm90);
+  EXPECT_EQ(second.nvrtc_runs(), 0);
+  EXPECT_EQ(*b, *a);
+
+  codegen::NvrtcOptions no_disk = options();
+  no_disk.use_disk_cache = false;
+  codegen::NvrtcCompiler third(no_disk);
+  third.compile(source, kSm90);
+  EXPECT_EQ(third.nvrtc_runs(), 1);
+}
+
+TEST_F(CudaCodegenCache, KeyCoversSourceAndArchitecture) {
+  codegen::NvrtcCompiler compiler(options());
+  const std::string s = "extern \"C\" __global__ void k(void* const* b) {}\n";
+  EXPECT_EQ(compiler.cache_key(s, 90), compiler.cache_key(s, 90));
+  EXPECT_NE(compiler.cache_key(s, 90), compiler.cache_key(s, 80));
+  EXPECT_NE(compiler.cache_key(s, 90), compiler.cache_key(s + " ", 90));
+  const auto sm80 = compiler.compile(s, 80), sm90 = compiler.compile(s, 90);
+  EXPECT_NE(*sm80, *sm90);
+  EXPECT_EQ(compiler.nvrtc_runs(), 2);
+}
+
+TEST_F(CudaCodegenCache, CorruptOrTruncatedCacheFilesAreRecompiled) {
+  const std::string source = codegen::emit_cuda_kernel(testing::single_element_case().kernel, Graph{}).source;
+  codegen::NvrtcCompiler first(options());
+  const std::string good = *first.compile(source, kSm90);
+  const fs::path path = first.cubin_path(first.cache_key(source, kSm90));
+  std::string bytes;
+  ASSERT_TRUE(codegen::read_whole_file(path, bytes));
+
+  std::string flipped = bytes;
+  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x40);
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << flipped;
+  codegen::NvrtcCompiler second(options());
+  EXPECT_EQ(*second.compile(source, kSm90), good);
+  EXPECT_EQ(second.nvrtc_runs(), 1);
+
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 3);
+  codegen::NvrtcCompiler third(options());
+  EXPECT_EQ(*third.compile(source, kSm90), good);
+  EXPECT_EQ(third.nvrtc_runs(), 1);
+
+  // The recompiles repaired the file: the next reader trusts it.
+  codegen::NvrtcCompiler fourth(options());
+  EXPECT_EQ(*fourth.compile(source, kSm90), good);
+  EXPECT_EQ(fourth.nvrtc_runs(), 0);
+}
+
+TEST_F(CudaCodegenCache, BadSourceIsACompileErrorWithNvrtcsLog) {
+  const std::string bad =
+      "extern \"C\" __global__ void broken(void* const* b) { undeclared_thing = 1; }\n";
+  codegen::NvrtcCompiler compiler(options());
+  expect_error([&] { compiler.compile(bad, kSm90); }, ErrorCode::kCompileError,
+               {"NVRTC", "sm_90", ".cu", "error", "undeclared_thing"});
+  // Failures are not cached: the next call runs NVRTC again.
+  expect_error([&] { compiler.compile(bad, kSm90); }, ErrorCode::kCompileError, {"NVRTC"});
+  EXPECT_EQ(compiler.nvrtc_runs(), 2);
+  EXPECT_FALSE(fs::exists(compiler.cubin_path(compiler.cache_key(bad, kSm90))));
+  // compile_all reports it after compiling the others.
+  const std::string good = codegen::emit_cuda_kernel(testing::single_element_case().kernel, Graph{}).source;
+  expect_error([&] { compiler.compile_all({good, bad}, kSm90); }, ErrorCode::kCompileError,
+               {"undeclared_thing"});
+  EXPECT_EQ(compiler.nvrtc_runs(), 4);
+}
+
+TEST_F(CudaCodegenCache, ArchitectureNvrtcCannotTargetIsUnsupported) {
+  codegen::NvrtcCompiler compiler(options());
+  expect_error([&] { compiler.compile("extern \"C\" __global__ void k() {}", 35); },
+               ErrorCode::kUnsupported, {"sm_35", "sm_90"});
+  EXPECT_EQ(compiler.nvrtc_runs(), 0);
+}
+
+TEST_F(CudaCodegenCache, LoadingAModuleWithoutAGpuIsADeviceError) {
+  if (!probe_cuda().devices.empty()) GTEST_SKIP() << "a CUDA device is present";
+  codegen::NvrtcCompiler compiler(options());
+  const auto cubin = compiler.compile(
+      codegen::emit_cuda_kernel(testing::single_element_case().kernel, Graph{}).source, kSm90);
+  expect_error([&] { CudaModule::load(*cubin, "single"); }, ErrorCode::kDeviceError,
+               {"CUDA driver unavailable"});
+  // Again: the failure is remembered, not a crash on the second use.
+  expect_error([&] { cuda_driver(); }, ErrorCode::kDeviceError, {"CUDA driver unavailable"});
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
