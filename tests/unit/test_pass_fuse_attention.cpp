@@ -129,7 +129,7 @@ const Node& expect_fused(Graph& g, int inputs,
 
 TEST(PassFuseAttention, BertFormWithRunTimeWhereMask) {
   Graph g = attention_graph({.mask = MaskKind::kBertWhere, .keys_bshd = true, .kv_len = 6});
-  const Node& a = expect_fused(g, 4);
+  const Node a = expect_fused(g, 4);
   EXPECT_FLOAT_EQ(a.attrs.get_float("scale", 0), 0.35355339f);
   EXPECT_EQ(a.attrs.get_int("is_causal", 0), 0);
   EXPECT_EQ(count_ops(g, Op::kTranspose), 1);  // K back to [B,H,L,D]
@@ -138,7 +138,7 @@ TEST(PassFuseAttention, BertFormWithRunTimeWhereMask) {
 
 TEST(PassFuseAttention, Gpt2FormWithConstantCausalMaskBecomesIsCausal) {
   Graph g = attention_graph({.mask = MaskKind::kCausalConstant, .keys_bshd = true});
-  const Node& a = expect_fused(g, 3);
+  const Node a = expect_fused(g, 3);
   EXPECT_EQ(a.attrs.get_int("is_causal", 0), 1);
 }
 
@@ -154,14 +154,14 @@ TEST(PassFuseAttention, WhereWithMinusInfinityOverAConstantTriangle) {
 
 TEST(PassFuseAttention, UnmaskedDividedScores) {
   Graph g = attention_graph({.divide = true, .scale = 0.125f});
-  const Node& a = expect_fused(g, 3);
+  const Node a = expect_fused(g, 3);
   EXPECT_FLOAT_EQ(a.attrs.get_float("scale", 0), 0.125f);
   EXPECT_EQ(count_ops(g, Op::kTranspose), 0);  // K^T = Transpose(K, [0,1,3,2]) undone
 }
 
 TEST(PassFuseAttention, DynamoFormScalingQAndKSeparately) {
   Graph g = attention_graph({.split_scale = true, .scale = 0.25f});
-  const Node& a = expect_fused(g, 3, "attn/q_scale/fused_attention");
+  const Node a = expect_fused(g, 3, "attn/q_scale/fused_attention");
   EXPECT_NEAR(a.attrs.get_float("scale", 0), 0.25f, 1e-7);
 }
 

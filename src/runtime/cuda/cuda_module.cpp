@@ -14,15 +14,18 @@ struct ResolvedDriver {
   std::string error;  // empty when usable
 };
 
-// Asks for each symbol as of the headers we were built with (CUDA_VERSION), so the pointer
-// matches the declaration the field's type was taken from.
+// Asks for each symbol in its CUDA 12.0 form: the prototypes the fields' types come from are
+// the classic ones, while asking as of CUDA_VERSION (13.0) would hand back newer variants with
+// other signatures (cuCtxSynchronize takes a context from 13.0 on: calling that one with none
+// failed on an H200 with CUDA_ERROR_CONTEXT_IS_DESTROYED).
+constexpr int kDriverApiVersion = 12000;
 ResolvedDriver resolve_driver() {
   ResolvedDriver d;
   const auto resolve = [&](const char* symbol, void** fn) {
     if (!d.error.empty()) return;
     cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
     const cudaError_t err =
-        cudaGetDriverEntryPointByVersion(symbol, fn, CUDA_VERSION, cudaEnableDefault, &status);
+        cudaGetDriverEntryPointByVersion(symbol, fn, kDriverApiVersion, cudaEnableDefault, &status);
     if (err != cudaSuccess) {
       d.error = std::string("no usable CUDA driver (") + cudaGetErrorString(err) + ")";
       cudaGetLastError();  // not sticky: leave the runtime clean for its other users
