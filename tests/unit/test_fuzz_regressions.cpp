@@ -44,8 +44,9 @@ TEST(FuzzRegressions, ReshapeToAnOverflowingShapeIsRefusedByTheImporter) {
   target->add_int64_data(big);
   m.node("Reshape", {"x", "target"}, {"y"}, "reshape");
   m.output("y");
-  testing::expect_error([&] { m.import(); }, ErrorCode::kShapeMismatch,
-                        {"node 'reshape' (Reshape)", std::to_string(big), "more than 2^40 elements"});
+  testing::expect_error(
+      [&] { m.import(); }, ErrorCode::kShapeMismatch,
+      {"node 'reshape' (Reshape)", std::to_string(big), "more than 2^40 elements"});
 }
 
 // Expand, Tile and ConstantOfShape refuse such shapes in their own inference (the importer's
