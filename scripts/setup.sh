@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3 python3-venv python3-pip
+  clang-14 libclang-rt-14-dev libomp-14-dev  # libFuzzer + sanitizer runtimes (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -187,15 +187,17 @@ std::string to_npy_bytes(const Tensor& t) {
   if (t.rank() == 1) shape.resize(shape.size() - 1);  // "(3,)"
   shape += ")";
   std::string header = "{'descr': '" + descr_of(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape + ", }";
-  // Version 1.0; the data starts on a 64-byte boundary and the header ends with '\n'.
-  const size_t unpadded = kMagicLen + 4 + header.size() + 1;
+  // Version 1.0 has a 2-byte header length; a longer header (thousands of dims) needs 2.0, as
+  // numpy does. The data starts on a 64-byte boundary and the header ends with '\n'.
+  const bool v1 = header.size() + 1 + 63 <= 0xffff;  // with the newline and the most padding
+  const size_t len_bytes = v1 ? 2 : 4;
+  const size_t unpadded = kMagicLen + 2 + len_bytes + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
   std::string out(kMagic, kMagicLen);
-  out += '\x01';
+  out += v1 ? '\x01' : '\x02';
   out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>(header.size() >> 8);
+  for (size_t i = 0; i < len_bytes; ++i) out += static_cast<char>((header.size() >> (8 * i)) & 0xff);
   out += header;
   if (t.dtype() == DType::kBF16) {
     const auto* src = t.data<BFloat16>();

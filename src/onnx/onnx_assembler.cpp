@@ -1,8 +1,29 @@
 #include "onnx/onnx_assembler.h"
 
 #include "ir/infer.h"
+#include "onnx/onnx_tensor.h"
 
 namespace gf::onnx_import {
+
+namespace {
+
+// Shape inference follows the file's constants, so a crafted Reshape, Expand or Tile target can
+// ask for dims whose element count overflows int64. Refuse those before anything counts or
+// allocates them; zero dims aside, no real tensor holds more than kMaxElements.
+void check_output_size(const std::string& node, Op op, const TensorType& t) {
+  int64_t n = 1;
+  for (const Dim& d : t.shape) {
+    if (!d.is_static() || d.value() == 0) continue;
+    if (d.value() > kMaxElements || n > kMaxElements / d.value()) {
+      throw Error(ErrorCode::kShapeMismatch, "node '" + node + "' (" + std::string(op_name(op)) +
+                                                 ") would produce " + t.to_string() +
+                                                 ": more than 2^40 elements");
+    }
+    n *= d.value();
+  }
+}
+
+}  // namespace
 
 ValueId GraphAssembler::value(const std::string& onnx_name) const {
   if (onnx_name.empty()) return kNoValue;
@@ -64,6 +85,7 @@ std::vector<ValueId> GraphAssembler::add_node(Op op, const std::string& node_nam
   }
   Node probe{op, name, inputs, std::vector<ValueId>(output_names.size(), kNoValue), attrs};
   std::vector<TensorType> out_types = infer_node(probe, types, values);
+  for (const TensorType& t : out_types) check_output_size(name, op, t);
   if (std::vector<Tensor> folded = try_fold(probe, out_types); !folded.empty()) {
     std::vector<ValueId> outs;
     for (size_t i = 0; i < folded.size(); ++i) {

@@ -40,7 +40,9 @@ void check_op_support(const onnx::GraphProto& g) {
 void bind_input_shapes(const std::map<std::string, std::vector<int64_t>>& bindings,
                        std::vector<std::pair<std::string, TensorType>>& inputs) {
   std::unordered_map<std::string, int64_t> symbols;
-  for (const auto& [name, dims] : bindings) {
+  for (const auto& binding : bindings) {
+    const std::string& name = binding.first;  // not a structured binding: clang-14 cannot capture those
+    const std::vector<int64_t>& dims = binding.second;
     auto it = std::find_if(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == name; });
     if (it == inputs.end()) {
       std::string names;

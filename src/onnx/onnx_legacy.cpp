@@ -6,6 +6,15 @@ namespace gf::onnx_import {
 
 namespace {
 
+// Input `i` of a node being rewritten. The rewrites run before add_node checks the arity, so a
+// malformed node (an input missing or left empty) is refused here, naming it.
+ValueId required_input(const PendingNode& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) {
+    throw Error(ErrorCode::kInvalidGraph, n.what + ": required input " + std::to_string(i) + " is missing");
+  }
+  return n.inputs[i];
+}
+
 // Moves integer-list attribute `attr` into input slot `slot` (padding skipped slots with
 // kNoValue). Absent attribute: nothing is added.
 void ints_attr_to_input(PendingNode& n, GraphAssembler& out, const char* attr, size_t slot) {
@@ -22,7 +31,7 @@ void scalar_attr_to_input(PendingNode& n, GraphAssembler& out, const char* attr,
   const float value = n.attrs.get_float(attr, 0.0f);
   n.attrs.erase(attr);
   if (n.inputs.size() <= slot) n.inputs.resize(slot + 1, kNoValue);
-  n.inputs[slot] = out.add_constant(n.name + "/" + attr, scalar_tensor(out.type(n.inputs[0]).dtype, value));
+  n.inputs[slot] = out.add_constant(n.name + "/" + attr, scalar_tensor(out.type(required_input(n, 0)).dtype, value));
 }
 
 bool is_reduce(Op op) {
@@ -52,8 +61,8 @@ void legacy_broadcast(PendingNode& n, GraphAssembler& out) {
   n.attrs.erase("broadcast");
   n.attrs.erase("axis");
   if (!broadcast || !has_axis || n.inputs.size() != 2) return;
-  const auto rank_a = static_cast<int64_t>(out.type(n.inputs[0]).shape.rank());
-  const auto rank_b = static_cast<int64_t>(out.type(n.inputs[1]).shape.rank());
+  const auto rank_a = static_cast<int64_t>(out.type(required_input(n, 0)).shape.rank());
+  const auto rank_b = static_cast<int64_t>(out.type(required_input(n, 1)).shape.rank());
   const int64_t axis = axis_attr < 0 ? axis_attr + rank_a : axis_attr;
   if (axis < 0 || axis + rank_b > rank_a) {
     throw Error(ErrorCode::kInvalidGraph, n.what + ": broadcast axis " + std::to_string(axis_attr) +
@@ -70,7 +79,7 @@ void legacy_broadcast(PendingNode& n, GraphAssembler& out) {
 // Before opset 13, Softmax and LogSoftmax flattened the input to 2-D at `axis` (default 1) and
 // normalized each row; the newest form normalizes along one axis.
 bool legacy_softmax(PendingNode& n, GraphAssembler& out) {
-  const ValueId x = n.inputs.at(0);
+  const ValueId x = required_input(n, 0);
   const auto rank = static_cast<int64_t>(out.type(x).shape.rank());
   int64_t axis = n.attrs.get_int("axis", 1);
   if (axis < 0) axis += rank;
@@ -91,8 +100,8 @@ bool legacy_softmax(PendingNode& n, GraphAssembler& out) {
 
 // Before opset 7, PRelu's 1-D slope ran along the channel axis (1), not the last one.
 void legacy_prelu(PendingNode& n, GraphAssembler& out) {
-  const Shape& x = out.type(n.inputs.at(0)).shape;
-  const Shape& slope = out.type(n.inputs.at(1)).shape;
+  const Shape& x = out.type(required_input(n, 0)).shape;
+  const Shape& slope = out.type(required_input(n, 1)).shape;
   if (x.rank() <= 2 || slope.rank() != 1 || !(slope[0] == x[1]) || (slope[0].is_static() && slope[0].value() == 1)) {
     return;
   }

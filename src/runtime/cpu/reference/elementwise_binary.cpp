@@ -119,7 +119,7 @@ void pow(const KernelArgs& a) {
         const CB b = static_cast<CB>(pb[it.offset(0)]);
         const CE e = static_cast<CE>(pe[it.offset(1)]);
         if constexpr (std::is_integral_v<CB> && std::is_integral_v<CE>) {
-          out[i] = int_pow(b, static_cast<int64_t>(e));
+          out[i] = static_cast<B>(int_pow(b, static_cast<int64_t>(e)));  // clang-14 type-checks this for float B too
         } else if constexpr (std::is_integral_v<CB>) {
           out[i] = float_to_int<CB>(std::pow(static_cast<double>(b), static_cast<double>(e)));
         } else if constexpr (std::is_same_v<CB, double> || std::is_same_v<CE, double>) {
