@@ -27,13 +27,14 @@ failed=0
 for bin in build-fuzz/bin/fuzz_*; do
   target="$(basename "$bin")"
   seeds="tests/fuzz/corpus/$target"
-  # New inputs go to a scratch corpus; the checked-in seeds are only read.
+  # New inputs go to a scratch corpus; the checked-in seeds are only read. A fixed seed keeps
+  # CI repeatable (GF_FUZZ_SEED=0 lets libFuzzer pick one, for longer hunts by hand).
   mkdir -p "$work/$target/corpus" "$work/$target/findings"
   log="$work/$target/log.txt"
   status=0
   ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
+    "$bin" -seed="${GF_FUZZ_SEED:-1}" -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=10 \
       -print_final_stats=1 -artifact_prefix="$work/$target/findings/" \
       "$work/$target/corpus" "$seeds" >"$log" 2>&1 || status=$?
   execs="$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)"
