@@ -225,6 +225,7 @@ class GroupLowering {
         return b_.op(n.op, t, std::move(args), g_.value(out).producer);
       }
       default: {
+        if ((n.op == Op::kDiv || n.op == Op::kMod) && !is_floating(t)) refuse_zero_divisor(n);
         std::vector<ExprId> args;
         for (ValueId in : n.inputs) {
           if (in == kNoValue) unsupported(n, "an omitted optional input");
@@ -232,6 +233,16 @@ class GroupLowering {
         }
         return b_.op(n.op, t, std::move(args), g_.value(out).producer);
       }
+    }
+  }
+
+  // Generated kernels cannot report an error, and the reference fails on an integer division
+  // by zero: such a division fuses only when its divisor is a constant with no zero in it.
+  void refuse_zero_divisor(const Node& n) const {
+    const Value& d = g_.value(n.inputs[1]);
+    if (!d.is_constant()) unsupported(n, "an integer division by a run-time value could divide by zero");
+    for (int64_t i = 0; i < d.constant.numel(); ++i) {
+      if (d.constant.element_as_int(i) == 0) unsupported(n, "an integer division by zero");
     }
   }
 

@@ -124,3 +124,24 @@ TEST(Session, ConcurrentRunsGiveBitwiseEqualResults) {
 
 }  // namespace
 }  // namespace gf
+
+namespace gf {
+namespace {
+
+TEST(Session, FusedIntegerDivisionByZeroFailsLikeTheReference) {
+  // Generated kernels cannot report errors, so a run-time integer divisor keeps the division
+  // on the reference kernel, which names the node.
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kI64, Shape{3});
+  ValueId d = b.input("d", DType::kI64, Shape{3});
+  b.output(b.op1(Op::kDiv, {b.add(x, x), d}, {}, "int_div"), "y");
+  Session s(b.build());
+  testing::expect_error([&] { s.run({testing::i64({3}, {1, 2, 3}), testing::i64({3}, {1, 0, 1})}); },
+                        ErrorCode::kInvalidArgument, {"int_div", "Div"});
+  auto out = s.run({testing::i64({3}, {4, 5, 6}), testing::i64({3}, {2, 5, -4})});
+  testing::expect_values(out[0], {3}, {4, 2, -3});
+  EXPECT_GE(s.stats().fallback_nodes, 1);
+}
+
+}  // namespace
+}  // namespace gf
