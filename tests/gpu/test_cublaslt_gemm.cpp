@@ -1,4 +1,7 @@
-// cuBLASLt GEMMs with epilogues against the reference interpreter (label gpu).
+// cuBLASLt GEMMs with epilogues against the reference interpreter (label gpu). Built with the
+// CUDA parts only; each test skips where no CUDA device is present.
+#ifdef GF_HAVE_CUDA
+
 #include <cuda_runtime_api.h>
 
 #include <random>
@@ -123,3 +126,5 @@ TEST_F(CublasLtGemmTest, RejectsIntegerDtypesClearly) {
 
 }  // namespace
 }  // namespace gf
+
+#endif  // GF_HAVE_CUDA
