@@ -1,6 +1,6 @@
 // The target-independent half of emitting a FusedKernel: validation, and its expr DAG as `const`
-// temporaries placed in the scope each needs. A kernel emitter (CUDA; the CPU emitter has its
-// own copy of this logic for now) writes the loops and stores around it.
+// temporaries placed in the scope each needs. Each kernel emitter (CPU, CUDA) writes the loops
+// and stores around it.
 //
 // Names the emitted code uses, which the surrounding loops must define:
 //   b<k>    buffer k, as a pointer to storage_c_type (const for inputs)
