@@ -1,0 +1,52 @@
+// Convolution through cuDNN: one Conv node of static shape (NCHW, 2-D; f32, f16 or bf16),
+// its algorithm chosen once, an explicit workspace so a call can be recorded into a CUDA graph.
+// Built only where cuDNN was found (GF_HAVE_CUDNN); elsewhere the constructor refuses with
+// kUnsupported and the executor uses another path.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "graphfuse/graph.h"
+
+namespace gf::cuda {
+
+// Whether this build has cuDNN.
+bool cudnn_available();
+
+// One cuDNN handle per device context; not for concurrent use from several threads.
+class CudnnHandle {
+ public:
+  CudnnHandle();  // throws kUnsupported without cuDNN, kDeviceError when cuDNN fails to start
+  ~CudnnHandle();
+  CudnnHandle(const CudnnHandle&) = delete;
+  CudnnHandle& operator=(const CudnnHandle&) = delete;
+  void* get() const { return handle_; }  // a cudnnHandle_t
+
+ private:
+  void* handle_ = nullptr;
+};
+
+class CudnnConv {
+ public:
+  // `conv` is a Conv node of `g` with static shapes. Throws kUnsupported naming the node, op
+  // and shapes for what cuDNN (or this wrapper) does not take.
+  CudnnConv(const CudnnHandle& handle, const Node& conv, const Graph& g, bool allow_tf32);
+  ~CudnnConv();
+  CudnnConv(const CudnnConv&) = delete;
+  CudnnConv& operator=(const CudnnConv&) = delete;
+
+  size_t workspace_bytes() const;
+  // y = conv(x, w) + bias (bias may be null when the node has none); enqueued on `stream`.
+  void run(const void* x, const void* w, const void* bias, void* y, void* workspace,
+           cudaStream_t stream) const;
+
+ private:
+  struct State;
+  const CudnnHandle& handle_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gf::cuda
