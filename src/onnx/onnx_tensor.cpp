@@ -119,29 +119,35 @@ Tensor TensorReader::read(const onnx::TensorProto& t, const std::string& what) {
     }
     return out;
   }
-  auto check_count = [&](int64_t n, const char* field) {
-    if (n != numel) {
-      throw Error(ErrorCode::kParseError, what + " (" + type + ") has " + std::to_string(n) + " values in " +
-                                              field + ", expected " + std::to_string(numel));
+  // The values' count is checked before the tensor is allocated: the dims alone may ask for
+  // any amount of memory.
+  const auto [count, field] = [&]() -> std::pair<int64_t, const char*> {
+    switch (dtype) {
+      case DType::kF32: return {t.float_data_size(), "float_data"};
+      case DType::kF64: return {t.double_data_size(), "double_data"};
+      case DType::kI64: return {t.int64_data_size(), "int64_data"};
+      default: return {t.int32_data_size(), "int32_data"};  // i32, i8, u8, bool, f16/bf16 bits
     }
-  };
+  }();
+  if (count != numel) {
+    throw Error(ErrorCode::kParseError, what + " (" + type + ") has " + std::to_string(count) + " values in " +
+                                            field + ", expected " + std::to_string(numel));
+  }
   Tensor out(dtype, std::move(dims));
   switch (dtype) {
-    case DType::kF32: check_count(t.float_data_size(), "float_data"); copy_field<float>(out, t.float_data()); break;
-    case DType::kF64: check_count(t.double_data_size(), "double_data"); copy_field<double>(out, t.double_data()); break;
-    case DType::kI64: check_count(t.int64_data_size(), "int64_data"); copy_field<int64_t>(out, t.int64_data()); break;
-    case DType::kI32: check_count(t.int32_data_size(), "int32_data"); copy_field<int32_t>(out, t.int32_data()); break;
-    case DType::kI8: check_count(t.int32_data_size(), "int32_data"); copy_field<int8_t>(out, t.int32_data()); break;
-    case DType::kU8: check_count(t.int32_data_size(), "int32_data"); copy_field<uint8_t>(out, t.int32_data()); break;
+    case DType::kF32: copy_field<float>(out, t.float_data()); break;
+    case DType::kF64: copy_field<double>(out, t.double_data()); break;
+    case DType::kI64: copy_field<int64_t>(out, t.int64_data()); break;
+    case DType::kI32: copy_field<int32_t>(out, t.int32_data()); break;
+    case DType::kI8: copy_field<int8_t>(out, t.int32_data()); break;
+    case DType::kU8: copy_field<uint8_t>(out, t.int32_data()); break;
     case DType::kBool: {
-      check_count(t.int32_data_size(), "int32_data");
       auto* dst = static_cast<bool*>(out.raw());
       for (int64_t i = 0; i < numel; ++i) dst[i] = t.int32_data(static_cast<int>(i)) != 0;
       break;
     }
     case DType::kF16:
     case DType::kBF16: {  // 16-bit floats travel as their bit patterns in int32_data
-      check_count(t.int32_data_size(), "int32_data");
       auto* dst = static_cast<uint16_t*>(out.raw());
       for (int64_t i = 0; i < numel; ++i) dst[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
       break;

@@ -67,6 +67,24 @@ TEST(FuzzRegressions, AbsurdComputedShapesAreRefusedBeforeAllocating) {
   testing::expect_error([&] { m.import(options); }, ErrorCode::kInvalidArgument,
                         {"node 'fill' (Expand)", "[2097152,2097152]", "more than 2^40"});
 }
+// An initializer whose typed data field is short was allocated at its declared size before the
+// count was checked (out of memory in fuzz_onnx_import). Here 2^40 i64 values: 8 TiB, which no
+// allocation satisfies, so the old order failed with kOutOfMemory instead of naming the field.
+TEST(FuzzRegressions, TypedInitializerDataIsCountedBeforeAllocating) {
+  testing::OnnxModel m;
+  auto* w = m.graph().add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::INT64);
+  w->add_dims(int64_t{1} << 20);
+  w->add_dims(int64_t{1} << 20);
+  w->add_int64_data(1);
+  m.input("x", onnx::TensorProto::INT64, {1});
+  m.node("Add", {"x", "w"}, {"y"}, "add");
+  m.output("y");
+  testing::expect_error([&] { m.import(); }, ErrorCode::kParseError,
+                        {"i64[1048576,1048576]", "has 1 values in int64_data, expected 1099511627776"});
+}
+
 // Opset rewrites (Softmax before 13, PRelu before 7) read their inputs before the arity check,
 // through .at() (an escaped std::out_of_range) or [] (out of bounds).
 TEST(FuzzRegressions, LegacyRewritesRefuseNodesWithMissingInputs) {
