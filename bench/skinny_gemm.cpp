@@ -1,0 +1,254 @@
+// Decode-shaped GEMMs on the GPU: the skinny GEMM kernels against cuBLASLt and against the
+// device-to-device copy bandwidth, all measured in this run. Each row's products (one set of
+// weights per product, so nothing is served from L2) are captured into one CUDA graph and timed
+// over replays with events.
+//
+//   bench_skinny_gemm [--json FILE] [--reps N]
+//
+// Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them)
+// at m = 1 and m = 8, and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
+// 11008; W [n, k], as Linear layers store them) at m = 1, four layers deep.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "codegen/cuda/skinny_gemm.h"
+#include "graphfuse/device.h"
+#include "graphfuse/error.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_module.h"
+
+namespace gf {
+namespace {
+
+void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
+}
+#define CK(call) check((call), #call)
+
+struct DeviceAlloc {
+  void* p = nullptr;
+  explicit DeviceAlloc(size_t bytes) { CK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  ~DeviceAlloc() { cudaFree(p); }
+  DeviceAlloc(const DeviceAlloc&) = delete;
+  DeviceAlloc& operator=(const DeviceAlloc&) = delete;
+};
+
+// Median microseconds of one replay of `graph`.
+double time_graph_us(cudaGraph_t graph, cudaStream_t stream, int reps) {
+  cudaGraphExec_t exec = nullptr;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(start, stream));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaEventRecord(stop, stream));
+    CK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, start, stop));
+    us.push_back(ms * 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+double memcpy_tb_per_s(cudaStream_t stream, int reps) {
+  const size_t bytes = size_t{1} << 30;
+  DeviceAlloc a(bytes), b(bytes);
+  CK(cudaMemset(a.p, 1, bytes));
+  cudaGraph_t graph;
+  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  CK(cudaMemcpyAsync(b.p, a.p, bytes, cudaMemcpyDeviceToDevice, stream));
+  CK(cudaStreamEndCapture(stream, &graph));
+  const double us = time_graph_us(graph, stream, reps);
+  cudaGraphDestroy(graph);
+  return 2.0 * static_cast<double>(bytes) / (us * 1e-6) / 1e12;
+}
+
+struct Product {
+  int64_t n, k;
+  bool gated = false;
+};
+
+struct Row {
+  std::string name;
+  int64_t m;
+  bool w_transposed;
+  std::vector<Product> products;
+};
+
+struct Timing {
+  double ours_us = 0, cublas_us = 0, weight_bytes = 0;
+};
+
+Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream, int reps) {
+  const DType dtype = DType::kF16;
+  const size_t es = 2;
+  Timing t;
+  std::vector<std::unique_ptr<DeviceAlloc>> keep;
+  auto alloc = [&](size_t bytes, int fill) {
+    keep.push_back(std::make_unique<DeviceAlloc>(bytes));
+    CK(cudaMemset(keep.back()->p, fill, bytes));
+    return keep.back()->p;
+  };
+  int64_t max_n = 0, max_k = 0;
+  for (const Product& p : row.products) max_n = std::max(max_n, p.n), max_k = std::max(max_k, p.k);
+  void* a = alloc(static_cast<size_t>(row.m * max_k) * es, 0x3c);  // 0x3c3c: about 1.06 in f16
+  void* c = alloc(static_cast<size_t>(row.m * max_n) * es, 0);
+  std::vector<void*> weights, weights_up;
+  for (const Product& p : row.products) {
+    weights.push_back(alloc(static_cast<size_t>(p.n * p.k) * es, 0x11));
+    weights_up.push_back(p.gated ? alloc(static_cast<size_t>(p.n * p.k) * es, 0x11) : nullptr);
+    t.weight_bytes += static_cast<double>(p.n * p.k * static_cast<int64_t>(es)) * (p.gated ? 2 : 1);
+  }
+
+  // Ours: one kernel per distinct shape, one launch per product.
+  std::vector<std::unique_ptr<CudaModule>> modules;
+  cudaGraph_t graph;
+  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (size_t i = 0; i < row.products.size(); ++i) {
+    const Product& p = row.products[i];
+    codegen::SkinnyGemmSpec spec;
+    spec.dtype = dtype;
+    spec.m = row.m;
+    spec.n = p.n;
+    spec.k = p.k;
+    spec.w_transposed = row.w_transposed;
+    spec.gated = p.gated;
+    const std::string name = "gf_skinny_" + std::to_string(i);
+    const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);
+    modules.push_back(CudaModule::load(*nvrtc.compile(src.source, cc), name));
+    std::vector<void*> table;
+    for (codegen::SkinnyBuffer role : codegen::skinny_gemm_buffers(spec, sms)) {
+      switch (role) {
+        case codegen::SkinnyBuffer::kA: table.push_back(a); break;
+        case codegen::SkinnyBuffer::kW: table.push_back(weights[i]); break;
+        case codegen::SkinnyBuffer::kWUp: table.push_back(weights_up[i]); break;
+        case codegen::SkinnyBuffer::kC: table.push_back(c); break;
+        case codegen::SkinnyBuffer::kWorkspace:
+          table.push_back(alloc(codegen::skinny_gemm_workspace_bytes(spec, sms), 0));
+          break;
+        default: throw Error(ErrorCode::kInvalidArgument, "bench: no bias or residual here");
+      }
+    }
+    void* table_dev = alloc(table.size() * sizeof(void*), 0);
+    CK(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
+    void* params[] = {&table_dev};
+    check_cu(cuda_driver().cuLaunchKernel(modules.back()->function(name), src.launch.grid, 1, 1,
+                                          src.launch.block, 1, 1, 0, stream, params, nullptr),
+             "cuLaunchKernel");
+  }
+  CK(cudaStreamEndCapture(stream, &graph));
+  t.ours_us = time_graph_us(graph, stream, reps);
+  cudaGraphDestroy(graph);
+
+  // cuBLASLt: C = A * W (W^T for [n, k] weights); a gated product is its two GEMMs.
+  cuda::CublasLtHandle handle;
+  const size_t ws_bytes = size_t{32} << 20;
+  void* ws = alloc(ws_bytes, 0);
+  std::vector<std::unique_ptr<cuda::CublasLtGemm>> gemms;
+  for (const Product& p : row.products) {
+    cuda::GemmSpec g;
+    g.dtype = dtype;
+    g.m = row.m;
+    g.n = p.n;
+    g.k = p.k;
+    g.trans_b = row.w_transposed;
+    gemms.push_back(std::make_unique<cuda::CublasLtGemm>(handle, g, ws_bytes));
+  }
+  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (size_t i = 0; i < row.products.size(); ++i) {
+    gemms[i]->run(a, weights[i], nullptr, c, ws, stream);
+    if (row.products[i].gated) gemms[i]->run(a, weights_up[i], nullptr, c, ws, stream);
+  }
+  CK(cudaStreamEndCapture(stream, &graph));
+  t.cublas_us = time_graph_us(graph, stream, reps);
+  cudaGraphDestroy(graph);
+  return t;
+}
+
+int run(int argc, char** argv) {
+  std::string json_path;
+  int reps = 50;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
+    else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else throw Error(ErrorCode::kInvalidArgument, "usage: bench_skinny_gemm [--json FILE] [--reps N]");
+  }
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) {
+    std::printf("no CUDA device (%s): nothing to measure\n", probe.reason.c_str());
+    return 0;
+  }
+  const CudaDeviceInfo& dev = probe.devices.front();
+  const int cc = dev.compute_major * 10 + dev.compute_minor;
+  CK(cudaSetDevice(0));
+  CK(cudaFree(nullptr));
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  codegen::NvrtcCompiler nvrtc;
+
+  const double copy_tbs = memcpy_tb_per_s(stream, reps);
+  std::vector<Row> rows;
+  for (int64_t m : {1, 8}) {
+    Row r{"gpt2-small step, 48 products", m, false, {}};
+    for (int layer = 0; layer < 12; ++layer) r.products.insert(r.products.end(), {{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}});
+    rows.push_back(r);
+  }
+  {
+    Row r{"llama-style layer x4 (GQA, SwiGLU)", 1, true, {}};
+    for (int layer = 0; layer < 4; ++layer) {
+      r.products.insert(r.products.end(), {{4096, 4096}, {1024, 4096}, {1024, 4096}, {4096, 4096},
+                                           {11008, 4096, true}, {4096, 11008}});
+    }
+    rows.push_back(r);
+  }
+
+  std::printf("%s, %d SMs; device-to-device copy: %.2f TB/s; f16, each row one CUDA graph\n",
+              dev.name.c_str(), dev.multiprocessors, copy_tbs);
+  std::printf("| row | m | ours us | ours TB/s | %% of copy | cuBLASLt us | cuBLASLt TB/s | ours / cuBLASLt |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
+  for (const Row& r : rows) {
+    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps);
+    const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
+    const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;
+    std::printf("| %s | %lld | %.1f | %.2f | %.0f%% | %.1f | %.2f | %.2f |\n", r.name.c_str(),
+                static_cast<long long>(r.m), t.ours_us, ours_tbs, 100 * ours_tbs / copy_tbs, t.cublas_us,
+                theirs_tbs, t.ours_us / t.cublas_us);
+    out["rows"].push_back({{"name", r.name}, {"m", r.m}, {"ours_us", t.ours_us}, {"cublaslt_us", t.cublas_us},
+                           {"weight_bytes", t.weight_bytes}, {"ours_tb_per_s", ours_tbs},
+                           {"cublaslt_tb_per_s", theirs_tbs}});
+  }
+  cudaStreamDestroy(stream);
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace gf
+
+int main(int argc, char** argv) {
+  try {
+    return gf::run(argc, argv);
+  } catch (const gf::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,356 @@
+// emit_skinny_gemm_kernel: constants for one spec ahead of a fixed kernel body.
+//
+// Two layouts:
+//   W [k, n]: a warp's lanes own consecutive 16-byte column groups (a warp reads 512 contiguous
+//     bytes of one row of W); the block's 8 warps take interleaved rows of its k range; blocks
+//     are (column tile, k split) pairs. Warps are summed in shared memory, splits by the last
+//     block of each column tile, both in a fixed order.
+//   W [n, k]: one warp per output column, lanes along k; a butterfly of shuffles sums them.
+#include "codegen/cuda/skinny_gemm.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "codegen/cuda/cuda_target.h"
+#include "graphfuse/error.h"
+
+namespace gf::codegen {
+
+namespace {
+
+constexpr int kWarpSize = 32;
+constexpr int kWarps = kCudaBlockThreads / kWarpSize;
+// Blocks per SM the k split aims for: enough loads in flight to cover memory latency.
+constexpr int64_t kTargetBlocksPerSm = 2;
+// Each warp reads at least this many rows of W per split: fewer make the split's bookkeeping
+// (partials, the last block's sum) cost more than the rows.
+constexpr int64_t kMinRowsPerWarp = 4;
+// Partials written and read back by a split stay under 1/kPartialTrafficShare of W's bytes.
+constexpr int64_t kPartialTrafficShare = 2;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct Layout {
+  int vec = 1;        // elements per 16-byte load
+  bool vector_loads = false;
+  int64_t tiles = 1;  // [k, n]: column tiles of 32 column groups; [n, k]: blocks of 8 columns
+  int64_t splits = 1;
+  int64_t k_per_split = 0;
+  uint64_t counter_bytes = 0;  // workspace: one counter per tile, then the partials
+  uint64_t workspace_bytes = 0;
+};
+
+void check_spec(const SkinnyGemmSpec& s, int sm_count) {
+  if (sm_count < 1) throw Error(ErrorCode::kInvalidArgument, "skinny GEMM: sm_count must be at least 1");
+  const bool dtype_ok = s.dtype == DType::kF32 || s.dtype == DType::kF16 || s.dtype == DType::kBF16;
+  if (!dtype_ok || s.m < 1 || s.m > kSkinnyGemmMaxRows || s.n < 1 || s.k < 1 ||
+      s.n > INT32_MAX / 2 || s.k > INT32_MAX / 2 || s.n * s.k > (int64_t{1} << 40)) {
+    throw Error(ErrorCode::kUnsupported, "skinny GEMM kernel does not take " + s.to_string() +
+                                             " (f32/f16/bf16, m in 1.." +
+                                             std::to_string(kSkinnyGemmMaxRows) + ")");
+  }
+}
+
+Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
+  Layout l;
+  const int64_t es = static_cast<int64_t>(dtype_size(s.dtype));
+  l.vec = static_cast<int>(16 / es);
+  if (s.w_transposed) {
+    l.vector_loads = s.k % l.vec == 0;
+    l.tiles = ceil_div(s.n, kWarps);
+    l.k_per_split = s.k;
+    return l;
+  }
+  l.vector_loads = s.n % l.vec == 0;
+  const int64_t groups = ceil_div(s.n, l.vec);
+  l.tiles = ceil_div(groups, kWarpSize);
+  int64_t splits = ceil_div(kTargetBlocksPerSm * sm_count, l.tiles);
+  splits = std::min(splits, std::max<int64_t>(1, s.k / (kWarps * kMinRowsPerWarp)));
+  const int64_t traffic_cap = s.k * es / (2 * kPartialTrafficShare * 4 * s.m * (s.gated ? 2 : 1));
+  splits = std::max<int64_t>(1, std::min(splits, traffic_cap));
+  l.k_per_split = ceil_div(s.k, splits);
+  l.splits = ceil_div(s.k, l.k_per_split);
+  if (l.splits > 1) {
+    l.counter_bytes = static_cast<uint64_t>(ceil_div(l.tiles * 4, 256) * 256);
+    l.workspace_bytes = l.counter_bytes + static_cast<uint64_t>(l.splits * s.m * s.n * 4) * (s.gated ? 2 : 1);
+  }
+  return l;
+}
+
+// The kernel body; the constants and gf_t come first. Buffer indices are constants too.
+constexpr const char* kBody = R"(
+static __device__ __forceinline__ float gf_to_f32(gf_t v) {
+#if GF_DTYPE == 0
+  return v;
+#elif GF_DTYPE == 1
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+  return f;
+#else
+  return __uint_as_float(((uint32_t)v) << 16);
+#endif
+}
+static __device__ __forceinline__ gf_t gf_from_f32(float f) {
+#if GF_DTYPE == 0
+  return f;
+#elif GF_DTYPE == 1
+  return gf_f32_to_f16(f);
+#else
+  return gf_f32_to_bf16(f);
+#endif
+}
+// kVec elements from p: one 16-byte load when rows are aligned, else element by element
+// (only the first `valid` are read).
+static __device__ __forceinline__ void gf_load_vec(const gf_t* p, float* out, int valid) {
+  if (kVectorLoads) {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#if GF_DTYPE == 0
+      out[i] = __uint_as_float(w[i]);
+#else
+      out[2 * i] = gf_to_f32((gf_t)(w[i] & 0xffffu));
+      out[2 * i + 1] = gf_to_f32((gf_t)(w[i] >> 16));
+#endif
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) out[i] = i < valid ? gf_to_f32(p[i]) : 0.0f;
+  }
+}
+static __device__ __forceinline__ float gf_activate(float x) {
+  if (kActivation == 1) return x > 0.0f ? x : 0.0f;
+  if (kActivation == 2) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if (kActivation == 3) {
+    const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(u));
+  }
+  if (kActivation == 4) return x / (1.0f + expf(-x));
+  return x;
+}
+static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int col, float v, float up) {
+  if (kHasBias) v += gf_to_f32(static_cast<const gf_t*>(buffers[kBufBias])[col]);
+  v = kGated ? (v / (1.0f + expf(-v))) * up : gf_activate(v);
+  if (kHasResidual) v += gf_to_f32(static_cast<const gf_t*>(buffers[kBufResidual])[(int64_t)m * kN + col]);
+  static_cast<gf_t*>(buffers[kBufC])[(int64_t)m * kN + col] = gf_from_f32(v);
+}
+
+#if GF_TRANSPOSED
+// W is [n, k]: warp w of the grid computes column w.
+extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
+  const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
+  const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
+  const gf_t* wu = static_cast<const gf_t*>(buffers[kBufWUp]);
+  const int lane = threadIdx.x & 31;
+  const int col = blockIdx.x * kWarps + (threadIdx.x >> 5);
+  if (col >= kN) return;
+  float acc[kM], acc_up[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) acc[m] = acc_up[m] = 0.0f;
+  const gf_t* wrow = w + (int64_t)col * kK;
+  const gf_t* wurow = wu + (int64_t)col * kK;
+#pragma unroll 4
+  for (int k0 = lane * kVec; k0 < kK; k0 += 32 * kVec) {
+    const int valid = kK - k0 < kVec ? kK - k0 : kVec;
+    float wv[kVec], uv[kVec], av[kVec];
+    gf_load_vec(wrow + k0, wv, valid);
+    if (kGated) gf_load_vec(wurow + k0, uv, valid);
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      gf_load_vec(a + (int64_t)m * kK + k0, av, valid);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
+        if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+#pragma unroll
+    for (int mask = 16; mask > 0; mask >>= 1) {
+      acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], mask);
+      if (kGated) acc_up[m] += __shfl_xor_sync(0xffffffffu, acc_up[m], mask);
+    }
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int m = 0; m < kM; ++m) gf_store(buffers, m, col, acc[m], acc_up[m]);
+  }
+}
+#else
+// W is [k, n]: block b is column tile b % kTiles of k split b / kTiles.
+constexpr int kTileCols = 32 * kVec;
+extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
+  const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
+  const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
+  const gf_t* wu = static_cast<const gf_t*>(buffers[kBufWUp]);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int tile = blockIdx.x % kTiles;
+  const int split = blockIdx.x / kTiles;
+  const int tile_col0 = tile * kTileCols;
+  const int col0 = tile_col0 + lane * kVec;
+  const int valid = kN - col0 < kVec ? kN - col0 : kVec;
+  const int k_begin = split * kKPerSplit;
+  const int k_end = k_begin + kKPerSplit < kK ? k_begin + kKPerSplit : kK;
+
+  float acc[kM][kVec], acc_up[kGated ? kM : 1][kVec];
+#pragma unroll
+  for (int m = 0; m < kM; ++m)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc[m][i] = 0.0f;
+#pragma unroll
+  for (int m = 0; m < (kGated ? kM : 1); ++m)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc_up[m][i] = 0.0f;
+  if (valid > 0) {
+#pragma unroll 4
+    for (int k = k_begin + warp; k < k_end; k += kWarps) {
+      float wv[kVec], uv[kVec];
+      gf_load_vec(w + (int64_t)k * kN + col0, wv, valid);
+      if (kGated) gf_load_vec(wu + (int64_t)k * kN + col0, uv, valid);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) {
+        const float av = gf_to_f32(a[(int64_t)m * kK + k]);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          acc[m][i] = __fmaf_rn(av, wv[i], acc[m][i]);
+          if (kGated) acc_up[kGated ? m : 0][i] = __fmaf_rn(av, uv[i], acc_up[kGated ? m : 0][i]);
+        }
+      }
+    }
+  }
+
+  // The block's warps summed per row m, in warp order.
+  __shared__ float gf_red[kWarps][kTileCols];
+  __shared__ float gf_tile[kM][kTileCols];
+  __shared__ float gf_tile_up[kGated ? kM : 1][kGated ? kTileCols : 1];
+  for (int pass = 0; pass < (kGated ? 2 : 1); ++pass) {
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) gf_red[warp][lane * kVec + i] = pass ? acc_up[kGated ? m : 0][i] : acc[m][i];
+      __syncthreads();
+      for (int c = threadIdx.x; c < kTileCols; c += blockDim.x) {
+        float s = 0.0f;
+#pragma unroll
+        for (int x = 0; x < kWarps; ++x) s += gf_red[x][c];
+        if (pass) gf_tile_up[kGated ? m : 0][kGated ? c : 0] = s; else gf_tile[m][c] = s;
+      }
+      __syncthreads();
+    }
+  }
+
+  if (kSplits == 1) {
+    for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+      const int m = idx / kTileCols, c = idx % kTileCols;
+      if (tile_col0 + c < kN) gf_store(buffers, m, tile_col0 + c, gf_tile[m][c], kGated ? gf_tile_up[kGated ? m : 0][kGated ? c : 0] : 0.0f);
+    }
+    return;
+  }
+  // Splits: partials to the workspace; the last block of the tile to arrive sums them in split
+  // order and resets the tile's counter for the next launch.
+  unsigned int* counters = static_cast<unsigned int*>(buffers[kBufWorkspace]);
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(buffers[kBufWorkspace]) + kCounterBytes);
+  float* partials_up = partials + (int64_t)kSplits * kM * kN;
+  for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+    const int m = idx / kTileCols, c = idx % kTileCols;
+    if (tile_col0 + c >= kN) continue;
+    const int64_t at = ((int64_t)split * kM + m) * kN + tile_col0 + c;
+    __stcg(partials + at, gf_tile[m][c]);
+    if (kGated) __stcg(partials_up + at, gf_tile_up[kGated ? m : 0][kGated ? c : 0]);
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ bool gf_last;
+  if (threadIdx.x == 0) gf_last = atomicAdd(counters + tile, 1u) == (unsigned int)(kSplits - 1);
+  __syncthreads();
+  if (!gf_last) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+    const int m = idx / kTileCols, c = idx % kTileCols;
+    const int col = tile_col0 + c;
+    if (col >= kN) continue;
+    float s = 0.0f, su = 0.0f;
+    for (int sp = 0; sp < kSplits; ++sp) {
+      const int64_t at = ((int64_t)sp * kM + m) * kN + col;
+      s += __ldcg(partials + at);
+      if (kGated) su += __ldcg(partials_up + at);
+    }
+    gf_store(buffers, m, col, s, su);
+  }
+  if (threadIdx.x == 0) counters[tile] = 0u;
+}
+#endif
+)";
+
+}  // namespace
+
+std::string SkinnyGemmSpec::to_string() const {
+  std::ostringstream s;
+  s << dtype_name(dtype) << " m=" << m << " n=" << n << " k=" << k
+    << (w_transposed ? " W[n,k]" : " W[k,n]") << (gated ? " gated" : "") << (has_bias ? " +bias" : "")
+    << (activation != SkinnyActivation::kNone && !gated ? " +activation" : "")
+    << (has_residual ? " +residual" : "");
+  return s.str();
+}
+
+std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm_count) {
+  std::vector<SkinnyBuffer> b{SkinnyBuffer::kA, SkinnyBuffer::kW};
+  if (spec.gated) b.push_back(SkinnyBuffer::kWUp);
+  if (spec.has_bias) b.push_back(SkinnyBuffer::kBias);
+  if (spec.has_residual) b.push_back(SkinnyBuffer::kResidual);
+  b.push_back(SkinnyBuffer::kC);
+  if (skinny_gemm_workspace_bytes(spec, sm_count) > 0) b.push_back(SkinnyBuffer::kWorkspace);
+  return b;
+}
+
+uint64_t skinny_gemm_workspace_bytes(const SkinnyGemmSpec& spec, int sm_count) {
+  check_spec(spec, sm_count);
+  return layout_for(spec, sm_count).workspace_bytes;
+}
+
+CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::string& name,
+                                         int sm_count) {
+  check_spec(spec, sm_count);
+  const Layout l = layout_for(spec, sm_count);
+  const std::vector<SkinnyBuffer> buffers = skinny_gemm_buffers(spec, sm_count);
+  auto index_of = [&](SkinnyBuffer role) {
+    const auto it = std::find(buffers.begin(), buffers.end(), role);
+    return it == buffers.end() ? 0 : static_cast<int>(it - buffers.begin());
+  };
+  std::ostringstream src;
+  src << "// skinny GEMM " << spec.to_string() << ": " << l.tiles << " tiles x " << l.splits
+      << " k splits\n"
+      << cuda_prelude() << "\n"
+      << "#define GF_NAME " << name << "\n"
+      << "#define GF_DTYPE " << (spec.dtype == DType::kF32 ? 0 : spec.dtype == DType::kF16 ? 1 : 2) << "\n"
+      << "#define GF_TRANSPOSED " << (spec.w_transposed ? 1 : 0) << "\n"
+      << "typedef " << (spec.dtype == DType::kF32 ? "float" : "uint16_t") << " gf_t;\n"
+      << "constexpr int kM = " << spec.m << ", kN = " << spec.n << ", kK = " << spec.k << ";\n"
+      << "constexpr int kVec = " << l.vec << ", kWarps = " << kWarps << ";\n"
+      << "constexpr bool kVectorLoads = " << (l.vector_loads ? "true" : "false") << ";\n"
+      << "constexpr int kTiles = " << l.tiles << ", kSplits = " << l.splits
+      << ", kKPerSplit = " << l.k_per_split << ";\n"
+      << "constexpr long long kCounterBytes = " << l.counter_bytes << ";\n"
+      << "constexpr bool kGated = " << (spec.gated ? "true" : "false")
+      << ", kHasBias = " << (spec.has_bias ? "true" : "false")
+      << ", kHasResidual = " << (spec.has_residual ? "true" : "false") << ";\n"
+      << "constexpr int kActivation = " << static_cast<int>(spec.activation) << ";\n"
+      << "constexpr int kBufA = " << index_of(SkinnyBuffer::kA) << ", kBufW = " << index_of(SkinnyBuffer::kW)
+      << ", kBufWUp = " << index_of(SkinnyBuffer::kWUp) << ", kBufBias = " << index_of(SkinnyBuffer::kBias)
+      << ", kBufResidual = " << index_of(SkinnyBuffer::kResidual) << ", kBufC = " << index_of(SkinnyBuffer::kC)
+      << ", kBufWorkspace = " << index_of(SkinnyBuffer::kWorkspace) << ";\n"
+      << kBody;
+  CudaKernelSource out;
+  out.name = name;
+  out.source = src.str();
+  out.schedule = CudaSchedule::kBlockPerRow;
+  out.launch.grid = static_cast<uint32_t>(l.tiles * l.splits);
+  out.launch.block = kCudaBlockThreads;
+  return out;
+}
+
+}  // namespace gf::codegen

@@ -1,0 +1,51 @@
+// Skinny GEMMs: C[m, n] = epilogue(A[m, k] * W) for few rows (m = 1..16), the products of a
+// decode step. They are bound by reading W once, so the kernel streams W with 16-byte loads
+// spread over every SM (splitting k across blocks when n alone gives too few), keeps the m rows'
+// sums in registers, and fuses the epilogue. cuBLASLt stays for every other shape.
+//
+// ABI as every CUDA kernel here (cuda_emitter.h): kernel(void* const* buffers), buffers in
+// skinny_gemm_buffers() order. When the kernel splits k, it needs a workspace buffer of
+// workspace_bytes(), zeroed once when allocated: the last block of each column tile sums the
+// partials in a fixed order (results are bitwise repeatable) and sets its counter back to zero,
+// so the workspace is ready for the next launch (and for CUDA graph replays).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_emitter.h"
+#include "graphfuse/dtype.h"
+
+namespace gf::codegen {
+
+inline constexpr int64_t kSkinnyGemmMaxRows = 16;
+
+enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
+
+struct SkinnyGemmSpec {
+  DType dtype = DType::kF16;  // of A, W, bias, residual and C: f32, f16 or bf16
+  int64_t m = 1, n = 0, k = 0;
+  bool w_transposed = false;  // W stored [n, k] (a Linear layer's weight) instead of [k, n]
+  bool gated = false;         // C = silu(A*W) * (A*W_up): a SwiGLU MLP's gate and up products
+  bool has_bias = false;      // bias[n], added before the activation (to the gate when gated)
+  SkinnyActivation activation = SkinnyActivation::kNone;  // ignored when gated
+  bool has_residual = false;  // R[m, n] added after the activation
+  std::string to_string() const;
+};
+
+// The buffer roles in ABI order.
+enum class SkinnyBuffer { kA, kW, kWUp, kBias, kResidual, kC, kWorkspace };
+std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm_count);
+
+// Bytes of workspace the kernel needs (0 when it does not split k).
+uint64_t skinny_gemm_workspace_bytes(const SkinnyGemmSpec& spec, int sm_count);
+
+// Throws kUnsupported (naming the spec) for m outside 1..16, an empty product or a dtype other
+// than f32/f16/bf16; kInvalidArgument for sm_count < 1. Vector loads are used when rows of W
+// are 16-byte aligned (the executor's buffers start 256-byte aligned); other sizes get scalar
+// loads, still coalesced.
+CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::string& name,
+                                         int sm_count = kH200SmCount);
+
+}  // namespace gf::codegen

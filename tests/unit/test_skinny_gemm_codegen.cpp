@@ -1,0 +1,96 @@
+// The skinny GEMM kernel family without a GPU: every variant is emitted and compiled by NVRTC
+// for sm_90; the split and workspace sizes follow the documented rules. Running them against
+// the reference is tests/gpu/test_skinny_gemm.cpp.
+#ifdef GF_HAVE_CUDA
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "codegen/cuda/skinny_gemm.h"
+#include "test_util.h"
+
+namespace gf {
+namespace {
+
+using codegen::SkinnyActivation;
+using codegen::SkinnyBuffer;
+using codegen::SkinnyGemmSpec;
+
+codegen::NvrtcOptions scratch_cache() {
+  codegen::NvrtcOptions o;
+  o.cache_dir = std::filesystem::temp_directory_path() /
+                ("gf_test_skinny_gemm_" + std::to_string(getpid()));
+  return o;
+}
+
+TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
+  codegen::NvrtcCompiler compiler(scratch_cache());
+  std::vector<std::string> sources;
+  int i = 0;
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (bool transposed : {false, true}) {
+      for (int64_t n : {768, 771}) {  // vector loads, and the scalar path
+        SkinnyGemmSpec s;
+        s.dtype = dtype;
+        s.m = transposed ? 3 : 16;
+        s.n = n;
+        s.k = 768;
+        s.w_transposed = transposed;
+        s.has_bias = true;
+        s.activation = SkinnyActivation::kGeluTanh;
+        s.has_residual = true;
+        sources.push_back(codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+        s.gated = true;
+        sources.push_back(codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+      }
+    }
+  }
+  EXPECT_NO_THROW(compiler.compile_all(sources, 90));
+  std::filesystem::remove_all(compiler.options().cache_dir);
+}
+
+TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {
+  SkinnyGemmSpec s;
+  s.dtype = DType::kF16;
+  s.m = 1;
+  s.n = 768;
+  s.k = 768;
+  // 768 columns = 96 groups of 8 = 3 tiles; 264 blocks wanted: k is split, and the kernel
+  // then needs its counters and partials.
+  const uint64_t ws = codegen::skinny_gemm_workspace_bytes(s, 132);
+  EXPECT_GT(ws, 256u);
+  const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(s, "k", 132);
+  EXPECT_GT(src.launch.grid, 3u * 8);
+  EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132).back(), SkinnyBuffer::kWorkspace);
+  // Eight rows: the partials' traffic bounds the split harder.
+  s.m = 8;
+  EXPECT_LT(codegen::skinny_gemm_workspace_bytes(s, 132), ws * 8);
+  // W [n, k]: one warp per column, no split, no workspace.
+  s.w_transposed = true;
+  EXPECT_EQ(codegen::skinny_gemm_workspace_bytes(s, 132), 0u);
+  EXPECT_EQ(codegen::emit_skinny_gemm_kernel(s, "k", 132).launch.grid, 96u);
+  EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132).back(), SkinnyBuffer::kC);
+}
+
+TEST(SkinnyGemmCodegen, RefusesWhatItDoesNotTake) {
+  SkinnyGemmSpec s;
+  s.n = 64;
+  s.k = 64;
+  s.m = 17;
+  testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k"); }, ErrorCode::kUnsupported,
+                        {"f16 m=17 n=64 k=64", "m in 1..16"});
+  s.m = 2;
+  s.dtype = DType::kI32;
+  testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k"); }, ErrorCode::kUnsupported,
+                        {"i32 m=2"});
+  s.dtype = DType::kF32;
+  testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k", 0); }, ErrorCode::kInvalidArgument,
+                        {"sm_count"});
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
