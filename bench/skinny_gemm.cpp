@@ -193,7 +193,7 @@ int run(int argc, char** argv) {
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
-    std::printf("no CUDA device (%s): nothing to measure\n", probe.reason.c_str());
+    std::printf("%s: nothing to measure\n", probe.reason.c_str());
     return 0;
   }
   const CudaDeviceInfo& dev = probe.devices.front();
