@@ -19,9 +19,12 @@ def torch_rows():
     gpt2 = [(2304, 768, False), (768, 768, False), (3072, 768, False), (768, 3072, False)] * 12
     llama = [(4096, 4096, False), (1024, 4096, False), (1024, 4096, False), (4096, 4096, False),
              (11008, 4096, True), (4096, 11008, False)] * 4
-    return [("gpt2-small step, 48 products", 1, False, gpt2),
-            ("gpt2-small step, 48 products", 8, False, gpt2),
-            ("llama-style layer x4 (GQA, SwiGLU)", 1, True, llama)]
+    rows = []
+    for transposed in (False, True):
+        for m in (1, 8):
+            layout = "W[n,k]" if transposed else "W[k,n]"
+            rows.append((f"gpt2-small step, 48 products, {layout}", m, transposed, gpt2))
+    return rows + [("llama-style layer x4 (GQA, SwiGLU)", 1, True, llama)]
 
 
 def time_torch(torch, m, transposed, products, reps):
