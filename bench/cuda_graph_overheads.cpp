@@ -1,0 +1,233 @@
+// Host and device costs of running many small kernels, measured in one run: eager launches,
+// stream capture + instantiate against building the graph directly from the launches, graph
+// launch, and re-binding every kernel's buffers two ways: rewriting the kernels' pointer tables
+// (one small copy; the graph is untouched) against cuGraphExecKernelNodeSetParams on every node.
+//
+//   bench_cuda_graph_overheads [--kernels N] [--json FILE]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/device.h"
+#include "graphfuse/error.h"
+#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/kernel_graph.h"
+
+namespace gf {
+namespace {
+
+void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
+}
+#define CK(call) check((call), #call)
+
+constexpr int kElements = 256;  // per kernel: one block, a few hundred bytes
+
+constexpr const char* kKernel = R"(
+extern "C" __global__ void step(void* const* b) {
+  const float* x = (const float*)b[0]; float* y = (float*)b[1];
+  y[threadIdx.x] = x[threadIdx.x] * 0.5f + 1.0f;
+}
+)";
+
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int run(int argc, char** argv) {
+  int n = 1000;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--kernels" && i + 1 < argc) n = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
+    else throw Error(ErrorCode::kInvalidArgument, "usage: bench_cuda_graph_overheads [--kernels N] [--json FILE]");
+  }
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) {
+    std::printf("%s: nothing to measure\n", probe.reason.c_str());
+    return 0;
+  }
+  const CudaDeviceInfo& dev = probe.devices.front();
+  CK(cudaSetDevice(0));
+  CK(cudaFree(nullptr));
+  const CudaDriverApi& cu = cuda_driver();
+  codegen::NvrtcCompiler nvrtc;
+  const auto module = CudaModule::load(*nvrtc.compile(kKernel, dev.compute_major * 10 + dev.compute_minor), "step");
+  const CUfunction fn = module->function("step");
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+
+  // A chain: kernel i reads buffer i and writes buffer i + 1. Two sets of buffers (A, B) to
+  // re-bind between; one pointer table (two entries per kernel).
+  float *a = nullptr, *b = nullptr;
+  void** tables = nullptr;
+  void** other_tables = nullptr;
+  const size_t buf_bytes = static_cast<size_t>(n + 1) * kElements * sizeof(float);
+  CK(cudaMalloc(reinterpret_cast<void**>(&a), buf_bytes));
+  CK(cudaMalloc(reinterpret_cast<void**>(&b), buf_bytes));
+  CK(cudaMemset(a, 0, buf_bytes));
+  CK(cudaMemset(b, 0, buf_bytes));
+  const size_t table_bytes = static_cast<size_t>(n) * 2 * sizeof(void*);
+  CK(cudaMalloc(reinterpret_cast<void**>(&tables), table_bytes));
+  CK(cudaMalloc(reinterpret_cast<void**>(&other_tables), table_bytes));
+  auto host_tables = [&](float* base) {
+    std::vector<void*> t(static_cast<size_t>(n) * 2);
+    for (int i = 0; i < n; ++i) {
+      t[2 * i] = base + static_cast<size_t>(i) * kElements;
+      t[2 * i + 1] = base + static_cast<size_t>(i + 1) * kElements;
+    }
+    return t;
+  };
+  const std::vector<void*> table_a = host_tables(a), table_b = host_tables(b);
+  CK(cudaMemcpy(tables, table_a.data(), table_bytes, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(other_tables, table_b.data(), table_bytes, cudaMemcpyHostToDevice));
+  std::vector<cuda::GraphKernel> kernels(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    cuda::GraphKernel& k = kernels[static_cast<size_t>(i)];
+    k.fn = fn;
+    k.grid = 1;
+    k.block = kElements;
+    k.table = reinterpret_cast<CUdeviceptr>(tables + 2 * i);
+    if (i > 0) k.deps = {i - 1};
+  }
+  const int reps = 20;
+  nlohmann::json out = {{"device", dev.name}, {"kernels", n}};
+
+  // Eager: host time per launch, and the GPU time of the whole chain.
+  std::vector<double> eager_host, eager_total;
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    const auto t0 = Clock::now();
+    for (const cuda::GraphKernel& k : kernels) {
+      CUdeviceptr table = k.table;
+      void* params[] = {&table};
+      check_cu(cu.cuLaunchKernel(k.fn, 1, 1, 1, k.block, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel");
+    }
+    eager_host.push_back(us_since(t0));
+    CK(cudaStreamSynchronize(stream));
+    eager_total.push_back(us_since(t0));
+  }
+  out["eager_launch_host_us_per_kernel"] = median(eager_host) / n;
+  out["eager_total_us_per_kernel"] = median(eager_total) / n;
+
+  // Stream capture + instantiate, against direct construction + instantiate.
+  std::vector<double> capture_us, direct_us;
+  for (int r = 0; r < 5; ++r) {
+    auto t0 = Clock::now();
+    cudaGraph_t g;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (const cuda::GraphKernel& k : kernels) {
+      CUdeviceptr table = k.table;
+      void* params[] = {&table};
+      check_cu(cu.cuLaunchKernel(k.fn, 1, 1, 1, k.block, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel");
+    }
+    CK(cudaStreamEndCapture(stream, &g));
+    cudaGraphExec_t e;
+    CK(cudaGraphInstantiate(&e, g, 0));
+    capture_us.push_back(us_since(t0));
+    cudaGraphExecDestroy(e);
+    cudaGraphDestroy(g);
+    t0 = Clock::now();
+    { cuda::KernelGraph direct(kernels); direct_us.push_back(us_since(t0)); }
+  }
+  out["capture_instantiate_us"] = median(capture_us);
+  out["direct_build_instantiate_us"] = median(direct_us);
+
+  cuda::KernelGraph graph(kernels);
+  // Graph launch: host time of the call, and device time per node.
+  std::vector<double> launch_host, replay_us;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int r = 0; r < reps + 3; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    CK(cudaEventRecord(e0, stream));
+    const auto t0 = Clock::now();
+    graph.launch(stream);
+    const double host = us_since(t0);
+    CK(cudaEventRecord(e1, stream));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 3) launch_host.push_back(host), replay_us.push_back(ms * 1e3);
+  }
+  out["graph_launch_host_us"] = median(launch_host);
+  out["graph_device_us_per_kernel"] = median(replay_us) / n;
+
+  // Re-binding every kernel to the other buffer set. Ours: one copy of the tables.
+  std::vector<double> table_rebind;
+  for (int r = 0; r < reps; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    const std::vector<void*>& t = r % 2 ? table_a : table_b;
+    const auto t0 = Clock::now();
+    CK(cudaMemcpyAsync(tables, t.data(), table_bytes, cudaMemcpyHostToDevice, stream));
+    table_rebind.push_back(us_since(t0));
+  }
+  // The anchor: every node's parameters set on the instantiated graph.
+  size_t count = 0;
+  check_cu(cu.cuGraphGetNodes(graph.graph(), nullptr, &count), "cuGraphGetNodes");
+  std::vector<CUgraphNode> nodes(count);
+  check_cu(cu.cuGraphGetNodes(graph.graph(), nodes.data(), &count), "cuGraphGetNodes");
+  std::vector<double> setparams_rebind;
+  for (int r = 0; r < 5; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      CUdeviceptr table = reinterpret_cast<CUdeviceptr>((r % 2 ? tables : other_tables) + 2 * i);
+      void* params[] = {&table};
+      CUDA_KERNEL_NODE_PARAMS p{};
+      p.func = fn;
+      p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+      p.blockDimX = kElements;
+      p.blockDimY = p.blockDimZ = 1;
+      p.kernelParams = params;
+      check_cu(cu.cuGraphExecKernelNodeSetParams(graph.exec(), nodes[i], &p), "cuGraphExecKernelNodeSetParams");
+    }
+    setparams_rebind.push_back(us_since(t0));
+  }
+  out["rebind_tables_host_us"] = median(table_rebind);
+  out["rebind_setparams_every_node_host_us"] = median(setparams_rebind);
+
+  std::printf("%s, %d kernels in a chain\n", dev.name.c_str(), n);
+  std::printf("| measure | us |\n|---|---|\n");
+  for (const char* key : {"eager_launch_host_us_per_kernel", "eager_total_us_per_kernel", "capture_instantiate_us",
+                          "direct_build_instantiate_us", "graph_launch_host_us", "graph_device_us_per_kernel",
+                          "rebind_tables_host_us", "rebind_setparams_every_node_host_us"}) {
+    std::printf("| %s | %.2f |\n", key, out[key].get<double>());
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(tables);
+  cudaFree(other_tables);
+  cudaStreamDestroy(stream);
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace gf
+
+int main(int argc, char** argv) {
+  try {
+    return gf::run(argc, argv);
+  } catch (const gf::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}
