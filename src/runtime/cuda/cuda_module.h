@@ -19,7 +19,8 @@ namespace gf {
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
   X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)              \
   X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)   \
-  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel)
+  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)     \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
