@@ -122,8 +122,9 @@ TEST(CudaCodegen, SchedulesAndLaunchConfigsFollowTheIterationSpace) {
   EXPECT_EQ(src.schedule, CudaSchedule::kPointwise);
   EXPECT_EQ(src.launch.grid, 3u);  // ceil(2590 / 4 / 256): runs of 4
   fusion::FusedKernel big = add.kernel;
-  big.outer_dims = {1000, 1, 1000};
-  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).launch.grid, 132u * 16u);  // 250000 runs
+  big.outer_dims = {4000, 1, 1000};  // runs of 2 (the stride 70 is even, not a multiple of 4)
+  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).vector_width, 2);
+  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).launch.grid, 132u * 16u);  // 2000000 runs
   codegen::CudaEmitOptions one_sm;
   one_sm.sm_count = 1;
   const auto small_gpu = emit_cuda_kernel(big, Graph{}, one_sm);
