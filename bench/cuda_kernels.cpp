@@ -61,7 +61,9 @@ double time_us(int iters, F&& launch) {
 class Bench {
  public:
   Bench(const CudaDeviceInfo& info, int iters)
-      : info_(info), iters_(iters), context_(info.index),
+      : info_(info),
+        iters_(iters),
+        context_(info.index),
         compiler_(codegen::nvrtc_options_from_environment()) {}
 
   // cuMemcpyDtoDAsync of `bytes`: GB/s counting the read and the write.
@@ -118,7 +120,8 @@ class Bench {
         largest_input = static_cast<int64_t>(bytes);
         r.shape.clear();
         r.dtype = std::string(dtype_name(b.dtype));
-        for (size_t d = 0; d < b.dims.size(); ++d) r.shape += (d ? "x" : "") + std::to_string(b.dims[d]);
+        for (size_t d = 0; d < b.dims.size(); ++d)
+          r.shape += (d ? "x" : "") + std::to_string(b.dims[d]);
       }
     }
     DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
@@ -152,14 +155,30 @@ Graph chain_graph(DType t, int ops, int64_t bytes) {
   ValueId v = b.input("x", t, Shape::from_static({rows, row}));
   for (int i = 0; i < ops; ++i) {
     switch (i % 8) {
-      case 0: v = b.mul(v, b.constant_scalar(0.5f, t)); break;
-      case 1: v = b.add(v, b.constant_scalar(1.0f, t)); break;
-      case 2: v = b.unary(Op::kRelu, v); break;
-      case 3: v = b.mul(v, b.constant_scalar(1.5f, t)); break;
-      case 4: v = b.add(v, b.constant_scalar(-0.25f, t)); break;
-      case 5: v = b.unary(Op::kAbs, v); break;
-      case 6: v = b.unary(Op::kNeg, v); break;
-      default: v = b.unary(Op::kSigmoid, v); break;
+      case 0:
+        v = b.mul(v, b.constant_scalar(0.5f, t));
+        break;
+      case 1:
+        v = b.add(v, b.constant_scalar(1.0f, t));
+        break;
+      case 2:
+        v = b.unary(Op::kRelu, v);
+        break;
+      case 3:
+        v = b.mul(v, b.constant_scalar(1.5f, t));
+        break;
+      case 4:
+        v = b.add(v, b.constant_scalar(-0.25f, t));
+        break;
+      case 5:
+        v = b.unary(Op::kAbs, v);
+        break;
+      case 6:
+        v = b.unary(Op::kNeg, v);
+        break;
+      default:
+        v = b.unary(Op::kSigmoid, v);
+        break;
     }
   }
   b.output(v, "y");

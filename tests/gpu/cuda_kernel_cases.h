@@ -137,7 +137,9 @@ inline HandKernelCase half_chain_case() {
 // per-inner store; the max and the sum are stored per outer point too. Row 2 holds a NaN.
 inline HandKernelCase softmax_rows_case(int64_t inner_last) {
   // 6000: 18000 f32 per row, more than a block keeps in registers (looped rows).
-  KernelBuilder b(inner_last > 5000 ? "softmax_looped" : inner_last > 1000 ? "softmax_block" : "softmax_warp");
+  KernelBuilder b(inner_last > 5000   ? "softmax_looped"
+                  : inner_last > 1000 ? "softmax_block"
+                                      : "softmax_warp");
   const std::vector<int64_t> xdims = {6, 1, 3, inner_last};
   const int x = b.buffer("x", DType::kF32, xdims, false);
   const int y = b.buffer("y", DType::kF32, xdims, true);
@@ -238,8 +240,9 @@ inline HandKernelCase vector_tail_case() {
   const ExprId o0 = b.outer(0), o1 = b.outer(1);
   const ExprId at = b.linear({o0, o1}, {4099, 1});
   const ExprId v = b.cast(DType::kF32, b.load(x, at));
-  b.store(y, at, b.op(Op::kAdd, DType::kF32,
-                      {b.op(Op::kMul, DType::kF32, {v, b.constant(DType::kF32, 2)}), b.load(bias, o1)}));
+  b.store(y, at,
+          b.op(Op::kAdd, DType::kF32,
+               {b.op(Op::kMul, DType::kF32, {v, b.constant(DType::kF32, 2)}), b.load(bias, o1)}));
   return {"vector_tail", b.k,
           buffers_for(b.k, {to_dtype(case_f32({3, 4099}, 0.25f, -2.f), DType::kBF16),
                             case_f32({4099}, 0.5f, 1.f)})};
@@ -256,18 +259,19 @@ inline HandKernelCase vector_broadcast_case() {
   b.k.outer_dims = {64, 96};
   const ExprId o0 = b.outer(0), o1 = b.outer(1);
   const ExprId at = b.linear({o0, o1}, {96, 1});
-  b.store(y, at, b.op(Op::kAdd, DType::kF32,
-                      {b.op(Op::kMul, DType::kF32, {b.load(x, at), b.load(sc, o0)}), b.load(c, o1)}));
+  b.store(y, at,
+          b.op(Op::kAdd, DType::kF32,
+               {b.op(Op::kMul, DType::kF32, {b.load(x, at), b.load(sc, o0)}), b.load(c, o1)}));
   return {"vector_broadcast", b.k,
           buffers_for(b.k, {case_f32({64, 96}, 0.1f, -1.f), case_f32({64, 1}, 0.3f, -2.f),
                             case_f32({96}, 0.7f, 0.5f)})};
 }
 
 inline std::vector<HandKernelCase> hand_kernel_cases() {
-  return {broadcast_add_exp_case(), transpose_case(),        casts_case(),
-          half_chain_case(),        softmax_rows_case(50),   softmax_rows_case(1100),
-          softmax_rows_case(6000),  integer_rows_case(),     f64_column_sum_case(),
-          empty_rows_case(),        single_element_case(),   vector_tail_case(),
+  return {broadcast_add_exp_case(), transpose_case(),      casts_case(),
+          half_chain_case(),        softmax_rows_case(50), softmax_rows_case(1100),
+          softmax_rows_case(6000),  integer_rows_case(),   f64_column_sum_case(),
+          empty_rows_case(),        single_element_case(), vector_tail_case(),
           vector_broadcast_case()};
 }
 
@@ -352,18 +356,24 @@ inline GraphCase bf16_norm_case(Op op, int64_t rows, int64_t row) {
     name = "rms_norm_bf16_";
   }
   b.output(y, "y");
-  GraphCase c{name + std::to_string(row), b.build(),
+  GraphCase c{name + std::to_string(row),
+              b.build(),
               {to_dtype(case_f32({rows, row}, 0.13f, -1.5f), DType::kBF16)}};
   c.rtol = c.atol = 1.6e-2;  // a bf16 ulp: the row sums are ordered differently
   return c;
 }
 
 inline std::vector<GraphCase> graph_cases() {
-  return {elementwise_chain_case(DType::kF32), elementwise_chain_case(DType::kF16),
-          elementwise_chain_case(DType::kBF16), broadcast_case(),
-          transpose_graph_case(),              softmax_graph_case(129),
-          softmax_graph_case(1500),            layer_norm_graph_case(40),
-          layer_norm_graph_case(1100),         column_sum_graph_case(),
+  return {elementwise_chain_case(DType::kF32),
+          elementwise_chain_case(DType::kF16),
+          elementwise_chain_case(DType::kBF16),
+          broadcast_case(),
+          transpose_graph_case(),
+          softmax_graph_case(129),
+          softmax_graph_case(1500),
+          layer_norm_graph_case(40),
+          layer_norm_graph_case(1100),
+          column_sum_graph_case(),
           bf16_norm_case(Op::kLayerNormalization, 5, 1024),
           bf16_norm_case(Op::kRMSNormalization, 6, 4096),
           bf16_norm_case(Op::kSoftmax, 3, 16384),

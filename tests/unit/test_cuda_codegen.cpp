@@ -222,7 +222,8 @@ TEST(CudaCodegen, RowsThatFitInRegistersArePersistent) {
   EXPECT_EQ(src.vector_width, 2);
   EXPECT_NE(src.source.find("the row's loads, kept in registers"), std::string::npos);
   // One read of x, however many passes.
-  EXPECT_EQ(src.source.find("gf_load_vec<float, 2>(gf_c"), src.source.rfind("gf_load_vec<float, 2>(gf_c"));
+  EXPECT_EQ(src.source.find("gf_load_vec<float, 2>(gf_c"),
+            src.source.rfind("gf_load_vec<float, 2>(gf_c"));
   src = emit_cuda_kernel(testing::softmax_rows_case(1100).kernel, Graph{});
   EXPECT_TRUE(src.persistent_rows);
   EXPECT_EQ(src.vector_width, 4);

@@ -110,7 +110,8 @@ std::vector<std::optional<IndexRange>> index_ranges(const fusion::FusedKernel& k
         }
         break;
       case ExprKind::kIndex:
-        if (e.dtype == DType::kI64 && arg(0) && arg(1)) r[id] = index_op_range(e.index_op, *arg(0), *arg(1));
+        if (e.dtype == DType::kI64 && arg(0) && arg(1))
+          r[id] = index_op_range(e.index_op, *arg(0), *arg(1));
         break;
       case ExprKind::kSelect:
         if (e.dtype == DType::kI64 && arg(1) && arg(2)) {
@@ -187,7 +188,8 @@ VectorPlan plan_vector_access(const fusion::FusedKernel& k, ExprKind kind,
             x.multiple = gcd_or_one(Wide{arg(0).multiple} * arg(1).multiple, 0);
             break;
           case IndexOp::kMod:
-            x.multiple = constant(1, c) ? gcd_or_one(arg(0).multiple, c < 0 ? -Wide{c} : Wide{c}) : 1;
+            x.multiple =
+                constant(1, c) ? gcd_or_one(arg(0).multiple, c < 0 ? -Wide{c} : Wide{c}) : 1;
             break;
           default:
             break;

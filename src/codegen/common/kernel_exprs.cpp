@@ -133,7 +133,8 @@ void KernelExprWriter::set_index32(bool on) {
                   ranges[id]->hi <= INT32_MAX;
     // Index arithmetic is narrowed only over narrowed operands (no silent truncation).
     for (ExprId a : e.args)
-      if (e.kind != ExprKind::kSelect || a != e.args[0]) narrow_[id] = narrow_[id] && narrow_[static_cast<size_t>(a)];
+      if (e.kind != ExprKind::kSelect || a != e.args[0])
+        narrow_[id] = narrow_[id] && narrow_[static_cast<size_t>(a)];
   }
 }
 

@@ -54,7 +54,9 @@ class KernelExprWriter {
 
   // From now on, the load `load` reads the stored value (storage_c_type) `stored` instead of
   // b<k>[index]; its index exprs are then not written. Cleared by clear_load_sources.
-  void set_load_source(fusion::ExprId load, std::string stored) { load_source_[load] = std::move(stored); }
+  void set_load_source(fusion::ExprId load, std::string stored) {
+    load_source_[load] = std::move(stored);
+  }
   void clear_load_sources() { load_source_.clear(); }
   void clear_load_source(fusion::ExprId load) { load_source_.erase(load); }
 

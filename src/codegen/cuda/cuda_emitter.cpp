@@ -79,9 +79,11 @@ bool CudaKernelWriter::row_plan_ok(const VectorPlan& p) const {
 }
 
 VectorPlan CudaKernelWriter::widest_plan(ExprKind kind, const std::vector<int64_t>& dims,
-                                         bool (CudaKernelWriter::*ok)(const VectorPlan&) const) const {
+                                         bool (CudaKernelWriter::*ok)(const VectorPlan&)
+                                             const) const {
   size_t smallest = 16;
-  for (const fusion::KernelBuffer& b : k_.buffers) smallest = std::min(smallest, dtype_size(b.dtype));
+  for (const fusion::KernelBuffer& b : k_.buffers)
+    smallest = std::min(smallest, dtype_size(b.dtype));
   for (int w = static_cast<int>(16 / smallest); w >= 2; w /= 2) {
     VectorPlan p = plan_vector_access(k_, kind, dims, w);
     if ((this->*ok)(p)) return p;
@@ -105,16 +107,19 @@ void CudaKernelWriter::plan() {
                      : plan_vector_access(k_, ExprKind::kOuterIndex, k_.outer_dims, 1);
     return;
   }
-  schedule_ = inner_ <= kWarpPerRowMaxInner ? CudaSchedule::kWarpPerRow : CudaSchedule::kBlockPerRow;
-  vec_ = vectorize && inner_ > 0 ? widest_plan(ExprKind::kInnerIndex, k_.inner_dims,
-                                               &CudaKernelWriter::row_plan_ok)
-                                 : plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
+  schedule_ =
+      inner_ <= kWarpPerRowMaxInner ? CudaSchedule::kWarpPerRow : CudaSchedule::kBlockPerRow;
+  vec_ = vectorize && inner_ > 0
+             ? widest_plan(ExprKind::kInnerIndex, k_.inner_dims, &CudaKernelWriter::row_plan_ok)
+             : plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
   std::vector<ExprId> values;
   for (const fusion::RowReduction& r : k_.reductions) values.push_back(r.value);
   for (ExprId id : closure(values)) {
-    if (exprs_.expr(id).kind == ExprKind::kLoad && exprs_.uses_inner(id)) cached_loads_.push_back(id);
+    if (exprs_.expr(id).kind == ExprKind::kLoad && exprs_.uses_inner(id))
+      cached_loads_.push_back(id);
   }
-  const int64_t row_threads = schedule_ == CudaSchedule::kWarpPerRow ? kWarpSize : kCudaBlockThreads;
+  const int64_t row_threads =
+      schedule_ == CudaSchedule::kWarpPerRow ? kWarpSize : kCudaBlockThreads;
   chunks_ = inner_ / vec_.width;
   chunks_per_thread_ = ceil_div(chunks_, row_threads);
   persistent_ = !aliasing && inner_ > 0 && !cached_loads_.empty() &&
@@ -141,7 +146,8 @@ uint32_t CudaKernelWriter::alignment() const {
   size_t align = 1;
   for (size_t b = 0; b < k_.buffers.size(); ++b) {
     const size_t size = dtype_size(k_.buffers[b].dtype);
-    const size_t want = vector_access[b] ? std::min<size_t>(16, size * static_cast<size_t>(vec_.width)) : size;
+    const size_t want =
+        vector_access[b] ? std::min<size_t>(16, size * static_cast<size_t>(vec_.width)) : size;
     align = std::max(align, want);
   }
   return static_cast<uint32_t>(align);
@@ -176,8 +182,7 @@ void CudaKernelWriter::write_header() {
        << kCudaBlockThreads << " threads per block, vector width " << vec_.width << ", "
        << (exprs_.index32() ? 32 : 64) << "-bit indices.\n"
        << "// outer " << dims_string(k_.outer_dims) << ", inner " << dims_string(k_.inner_dims)
-       << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size()
-       << " store(s).\n\n"
+       << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size() << " store(s).\n\n"
        << cuda_prelude() << "\n"
        << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads << ") " << k_.name
        << "(void* const* buffers) {\n";
@@ -203,8 +208,8 @@ void CudaKernelWriter::unravel(const std::string& flat, const std::vector<int64_
   const std::string rest = "gf_rest_" + prefix + std::to_string(first_axis);
   out_ << indent << type << " " << rest << " = " << value << ";\n";
   for (size_t d = dims.size(); d-- > 1;) {
-    out_ << indent << "const " << type << " " << prefix << first_axis + d << " = " << rest
-         << " % " << dims[d] << "; " << rest << " /= " << dims[d] << ";\n";
+    out_ << indent << "const " << type << " " << prefix << first_axis + d << " = " << rest << " % "
+         << dims[d] << "; " << rest << " /= " << dims[d] << ";\n";
   }
   out_ << indent << "const " << type << " " << prefix << first_axis << " = " << rest << ";\n";
 }
@@ -245,7 +250,9 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
     for (size_t s : stores)
       if (p.stores[s] == VectorAccess::kContiguous) vector_stores.push_back(s);
   }
-  auto type_of = [&](int buffer) { return storage_c_type(k_.buffers[static_cast<size_t>(buffer)].dtype); };
+  auto type_of = [&](int buffer) {
+    return storage_c_type(k_.buffers[static_cast<size_t>(buffer)].dtype);
+  };
   out_ << indent << "{\n";
   if (!vector_loads.empty() || !vector_stores.empty()) {
     // The addresses at the run's first point.
@@ -285,16 +292,17 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   }
   for (size_t s : vector_stores)
     out_ << in << type_of(k_.stores[s].buffer) << " gf_s" << s << "[" << w << "];\n";
-  out_ << in << "#pragma unroll\n"
-       << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
+  out_ << in << "#pragma unroll\n" << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
   unravel_run_point(p, dims, base, "gf_j", prefix, in + "  ");
   std::set<ExprId> done;
   exprs_.emit(out_, roots, inner_level, done, in + "  ", rows_ready);
   for (size_t s : stores) {
-    const bool vector = std::find(vector_stores.begin(), vector_stores.end(), s) != vector_stores.end();
+    const bool vector =
+        std::find(vector_stores.begin(), vector_stores.end(), s) != vector_stores.end();
     out_ << in << "  "
-         << (vector ? "gf_s" + std::to_string(s) + "[gf_j] = " + exprs_.store_value(k_.stores[s]) + ";"
-                    : exprs_.store_statement(k_.stores[s]))
+         << (vector
+                 ? "gf_s" + std::to_string(s) + "[gf_j] = " + exprs_.store_value(k_.stores[s]) + ";"
+                 : exprs_.store_statement(k_.stores[s]))
          << "\n";
   }
   out_ << in << "}\n";

@@ -37,8 +37,8 @@ class CudaKernelWriter {
   void write_header();
   // `const <index type> <prefix><first_axis + d> = ...` for each dim of `dims`, from the flat
   // index `flat`.
-  void unravel(const std::string& flat, const std::vector<int64_t>& dims,
-               const std::string& prefix, const std::string& indent, size_t first_axis = 0);
+  void unravel(const std::string& flat, const std::vector<int64_t>& dims, const std::string& prefix,
+               const std::string& indent, size_t first_axis = 0);
   // The indices of point `base + lane` of a run (base: a multiple of the plan's width).
   void unravel_run_point(const VectorPlan& p, const std::vector<int64_t>& dims,
                          const std::string& base, const std::string& lane,

@@ -42,8 +42,8 @@ void CudaKernelWriter::write_pointwise_runs() {
   out_ << "  }\n";
   if (outer_ % w != 0) {
     out_ << "  // the points after the last whole run\n";
-    write_pointwise_points(std::to_string(runs * w) + " + (int64_t)blockIdx.x * blockDim.x + threadIdx.x",
-                           "  ");
+    write_pointwise_points(
+        std::to_string(runs * w) + " + (int64_t)blockIdx.x * blockDim.x + threadIdx.x", "  ");
   }
 }
 

@@ -117,13 +117,14 @@ void CudaKernelWriter::write_looped_stores(std::set<ExprId>& row_done) {
 }
 
 void CudaKernelWriter::open_chunks(const std::string& in) {
-  const int64_t row_threads = schedule_ == CudaSchedule::kWarpPerRow ? kWarpSize : kCudaBlockThreads;
+  const int64_t row_threads =
+      schedule_ == CudaSchedule::kWarpPerRow ? kWarpSize : kCudaBlockThreads;
   // Fully unrolled with constant bounds, so the row's arrays stay in registers.
   out_ << in << "#pragma unroll\n"
        << in << "for (int gf_k = 0; gf_k < " << chunks_per_thread_ << "; ++gf_k) {\n"
        << in << "  const int gf_ch = gf_k * " << row_threads << " + gf_rt;\n"
-       << in << "  if (" << (chunks_ % row_threads == 0 ? "true" : "gf_ch < " + std::to_string(chunks_))
-       << ") {\n";
+       << in << "  if ("
+       << (chunks_ % row_threads == 0 ? "true" : "gf_ch < " + std::to_string(chunks_)) << ") {\n";
 }
 
 void CudaKernelWriter::close_chunks(const std::string& in) {
@@ -149,7 +150,10 @@ void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>&
   for (ExprId id : cached_loads_) {
     const ExprId index = exprs_.expr(id).args[0];
     const bool vector = w > 1 && vec_.loads[static_cast<size_t>(id)] == VectorAccess::kContiguous;
-    out_ << chunk_in << (vector ? "{\n" : "#pragma unroll\n" + chunk_in + "for (int gf_j = 0; gf_j < " + std::to_string(w) + "; ++gf_j) {\n");
+    out_ << chunk_in
+         << (vector ? "{\n"
+                    : "#pragma unroll\n" + chunk_in + "for (int gf_j = 0; gf_j < " +
+                          std::to_string(w) + "; ++gf_j) {\n");
     unravel_run_point(vec_, k_.inner_dims, base, vector ? "0" : "gf_j", "i", chunk_in + "  ");
     std::set<ExprId> done;
     exprs_.emit(out_, {index}, true, done, chunk_in + "  ", k_.reductions.size());
@@ -164,7 +168,8 @@ void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>&
   }
   close_chunks(in);
   for (ExprId id : cached_loads_)
-    exprs_.set_load_source(id, "gf_c" + std::to_string(id) + "[gf_k * " + std::to_string(w) + " + gf_j]");
+    exprs_.set_load_source(
+        id, "gf_c" + std::to_string(id) + "[gf_k * " + std::to_string(w) + " + gf_j]");
 
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
     const fusion::RowReduction& red = k_.reductions[r];
@@ -215,7 +220,8 @@ void CudaKernelWriter::write_rows() {
   if (persistent_) {
     write_persistent_row(warp_per_row, row_done);
   } else {
-    for (size_t r = 0; r < k_.reductions.size(); ++r) write_looped_reduction(r, warp_per_row, row_done);
+    for (size_t r = 0; r < k_.reductions.size(); ++r)
+      write_looped_reduction(r, warp_per_row, row_done);
     write_per_outer_stores(row_done, kRowIndent);
     write_looped_stores(row_done);
   }

@@ -79,8 +79,7 @@ Target cuda_target() {
 }
 
 std::string cuda_prelude() {
-  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers +
-         kVectorHelpers;
+  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers + kVectorHelpers;
 }
 
 }  // namespace gf::codegen

@@ -14,13 +14,15 @@ namespace gf {
 
 // The functions resolved, as X(name); each field has the type of the header's declaration
 // (e.g. cuMemAlloc is cuMemAlloc_v2), and is called as cuda_driver().cuMemAlloc(...).
-#define GF_CUDA_DRIVER_FUNCTIONS(X)                                                          \
-  X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetCount)         \
-  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
-  X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)              \
-  X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)   \
-  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)     \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
+#define GF_CUDA_DRIVER_FUNCTIONS(X)                                                                \
+  X(cuInit)                                                                                        \
+  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetAttribute) \
+      X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                  \
+          X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
+              X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)     \
+                  X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)            \
+                      X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                 \
+                          X(cuEventDestroy)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
