@@ -15,30 +15,11 @@
 #include "graphfuse/device.h"
 #include "graphfuse/tensor.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/device_memory.h"
 
 namespace gf::testing {
 
-#define GF_CU(call) ::gf::check_cu((call), #call)
-
-// Device memory freed on destruction.
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-    // cuMemAlloc refuses 0 bytes; an empty tensor still gets a distinct, never-read address.
-    GF_CU(cuda_driver().cuMemAlloc(&ptr_, bytes == 0 ? 1 : bytes));
-  }
-  ~DeviceBuffer() {
-    if (ptr_) cuda_driver().cuMemFree(ptr_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  CUdeviceptr ptr() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
-
- private:
-  CUdeviceptr ptr_ = 0;
-  size_t bytes_;
-};
+using gf::DeviceBuffer;
 
 class CudaTestDevice {
  public:
@@ -60,10 +41,12 @@ class CudaTestDevice {
   // Runs `k` on `buffers` (k.buffers order): inputs are copied to the device, each output is
   // filled with `poison` bytes first (so an element the kernel does not write is caught), then
   // copied back into its host tensor.
-  void run(const fusion::FusedKernel& k, const Graph& g, std::vector<Tensor>& buffers,
-           unsigned char poison, bool round_16bit_intermediates = true) {
+  // `options.sm_count` is set to the device's. Returns what was emitted.
+  codegen::CudaKernelSource run(const fusion::FusedKernel& k, const Graph& g,
+                                std::vector<Tensor>& buffers, unsigned char poison,
+                                bool round_16bit_intermediates = true,
+                                codegen::CudaEmitOptions options = {}) {
     const CudaDriverApi& cu = cuda_driver();
-    codegen::CudaEmitOptions options;
     options.sm_count = sm_count_;
     options.round_16bit_intermediates = round_16bit_intermediates;
     const codegen::CudaKernelSource src = codegen::emit_cuda_kernel(k, g, options);
@@ -101,6 +84,7 @@ class CudaTestDevice {
         GF_CU(cu.cuMemcpyDtoH(t.raw(), device[i]->ptr(), t.nbytes()));
       }
     }
+    return src;
   }
 
  private:
@@ -112,13 +96,8 @@ class CudaTestDevice {
           o.cache_dir = std::filesystem::temp_directory_path() /
                         ("gf_test_cuda_kernels_" + std::to_string(getpid()));
           return o;
-        }()) {
-    const CudaDriverApi& cu = cuda_driver();
-    CUdevice dev = 0;
-    GF_CU(cu.cuDeviceGet(&dev, info.index));
-    GF_CU(cu.cuDevicePrimaryCtxRetain(&context_, dev));
-    GF_CU(cu.cuCtxSetCurrent(context_));
-  }
+        }()),
+        context_(info.index) {}
   ~CudaTestDevice() {
     std::error_code ec;
     std::filesystem::remove_all(compiler_.options().cache_dir, ec);
@@ -127,7 +106,7 @@ class CudaTestDevice {
   int compute_capability_;
   int sm_count_;
   codegen::NvrtcCompiler compiler_;
-  CUcontext context_ = nullptr;
+  PrimaryContext context_;
 };
 
 }  // namespace gf::testing

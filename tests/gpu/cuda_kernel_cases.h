@@ -136,7 +136,10 @@ inline HandKernelCase half_chain_case() {
 // Softmax over a 2-d inner space [3,50] per outer point of [6,1]: max, then sum of exp, then a
 // per-inner store; the max and the sum are stored per outer point too. Row 2 holds a NaN.
 inline HandKernelCase softmax_rows_case(int64_t inner_last) {
-  KernelBuilder b(inner_last > 1000 ? "softmax_block" : "softmax_warp");
+  // 6000: 18000 f32 per row, more than a block keeps in registers (looped rows).
+  KernelBuilder b(inner_last > 5000   ? "softmax_looped"
+                  : inner_last > 1000 ? "softmax_block"
+                                      : "softmax_warp");
   const std::vector<int64_t> xdims = {6, 1, 3, inner_last};
   const int x = b.buffer("x", DType::kF32, xdims, false);
   const int y = b.buffer("y", DType::kF32, xdims, true);
@@ -226,11 +229,50 @@ inline HandKernelCase single_element_case() {
   return {"single_element", b.k, buffers_for(b.k, {f32({1}, {-0.75f})})};
 }
 
+// bf16 x [3,4099] times 2 plus a bias [4099], into f32: runs of 8 points (two 128-bit f32
+// stores, one bf16 load) that cross rows, the bias read per point, and a one-point scalar tail.
+inline HandKernelCase vector_tail_case() {
+  KernelBuilder b("vector_tail");
+  const int x = b.buffer("x", DType::kBF16, {3, 4099}, false);
+  const int bias = b.buffer("bias", DType::kF32, {4099}, false);
+  const int y = b.buffer("y", DType::kF32, {3, 4099}, true);
+  b.k.outer_dims = {3, 4099};
+  const ExprId o0 = b.outer(0), o1 = b.outer(1);
+  const ExprId at = b.linear({o0, o1}, {4099, 1});
+  const ExprId v = b.cast(DType::kF32, b.load(x, at));
+  b.store(y, at,
+          b.op(Op::kAdd, DType::kF32,
+               {b.op(Op::kMul, DType::kF32, {v, b.constant(DType::kF32, 2)}), b.load(bias, o1)}));
+  return {"vector_tail", b.k,
+          buffers_for(b.k, {to_dtype(case_f32({3, 4099}, 0.25f, -2.f), DType::kBF16),
+                            case_f32({4099}, 0.5f, 1.f)})};
+}
+
+// y = x * s + c over [64,96] f32, s: [64,1] (one value per run), c: [96] (contiguous along a
+// run): runs of 4 inside a row.
+inline HandKernelCase vector_broadcast_case() {
+  KernelBuilder b("vector_broadcast");
+  const int x = b.buffer("x", DType::kF32, {64, 96}, false);
+  const int sc = b.buffer("s", DType::kF32, {64, 1}, false);
+  const int c = b.buffer("c", DType::kF32, {96}, false);
+  const int y = b.buffer("y", DType::kF32, {64, 96}, true);
+  b.k.outer_dims = {64, 96};
+  const ExprId o0 = b.outer(0), o1 = b.outer(1);
+  const ExprId at = b.linear({o0, o1}, {96, 1});
+  b.store(y, at,
+          b.op(Op::kAdd, DType::kF32,
+               {b.op(Op::kMul, DType::kF32, {b.load(x, at), b.load(sc, o0)}), b.load(c, o1)}));
+  return {"vector_broadcast", b.k,
+          buffers_for(b.k, {case_f32({64, 96}, 0.1f, -1.f), case_f32({64, 1}, 0.3f, -2.f),
+                            case_f32({96}, 0.7f, 0.5f)})};
+}
+
 inline std::vector<HandKernelCase> hand_kernel_cases() {
-  return {broadcast_add_exp_case(), transpose_case(),       casts_case(),
-          half_chain_case(),        softmax_rows_case(50),  softmax_rows_case(1100),
-          integer_rows_case(),      f64_column_sum_case(),  empty_rows_case(),
-          single_element_case()};
+  return {broadcast_add_exp_case(), transpose_case(),      casts_case(),
+          half_chain_case(),        softmax_rows_case(50), softmax_rows_case(1100),
+          softmax_rows_case(6000),  integer_rows_case(),   f64_column_sum_case(),
+          empty_rows_case(),        single_element_case(), vector_tail_case(),
+          vector_broadcast_case()};
 }
 
 // An elementwise chain in `t`: gelu(x * s + x) - relu(x), x: [3,257], s: [257].
@@ -294,12 +336,48 @@ inline GraphCase column_sum_graph_case() {
   return {"column_sum", b.build(), {case_f32({300, 17}, 0.2f, -2.f)}};
 }
 
+// The normalizations on bf16 rows as models have them (persistent rows with 128-bit loads for
+// rows that are a multiple of 8; one value per load for odd rows).
+inline GraphCase bf16_norm_case(Op op, int64_t rows, int64_t row) {
+  GraphBuilder b("norm");
+  const ValueId x = b.input("x", DType::kBF16, Shape::from_static({rows, row}));
+  const ValueId gamma = b.constant("gamma", to_dtype(case_f32({row}, 0.05f, 0.5f), DType::kBF16));
+  const ValueId beta = b.constant("beta", to_dtype(case_f32({row}, -0.02f, 0.1f), DType::kBF16));
+  ValueId y = kNoValue;
+  std::string name;
+  if (op == Op::kSoftmax) {
+    y = b.softmax(x);
+    name = "softmax_bf16_";
+  } else if (op == Op::kLayerNormalization) {
+    y = b.layer_norm(x, gamma, beta);
+    name = "layer_norm_bf16_";
+  } else {
+    y = b.op1(Op::kRMSNormalization, {x, gamma}, {{"axis", int64_t{-1}}, {"epsilon", 1e-6f}});
+    name = "rms_norm_bf16_";
+  }
+  b.output(y, "y");
+  GraphCase c{name + std::to_string(row),
+              b.build(),
+              {to_dtype(case_f32({rows, row}, 0.13f, -1.5f), DType::kBF16)}};
+  c.rtol = c.atol = 1.6e-2;  // a bf16 ulp: the row sums are ordered differently
+  return c;
+}
+
 inline std::vector<GraphCase> graph_cases() {
-  return {elementwise_chain_case(DType::kF32), elementwise_chain_case(DType::kF16),
-          elementwise_chain_case(DType::kBF16), broadcast_case(),
-          transpose_graph_case(),              softmax_graph_case(129),
-          softmax_graph_case(1500),            layer_norm_graph_case(40),
-          layer_norm_graph_case(1100),         column_sum_graph_case()};
+  return {elementwise_chain_case(DType::kF32),
+          elementwise_chain_case(DType::kF16),
+          elementwise_chain_case(DType::kBF16),
+          broadcast_case(),
+          transpose_graph_case(),
+          softmax_graph_case(129),
+          softmax_graph_case(1500),
+          layer_norm_graph_case(40),
+          layer_norm_graph_case(1100),
+          column_sum_graph_case(),
+          bf16_norm_case(Op::kLayerNormalization, 5, 1024),
+          bf16_norm_case(Op::kRMSNormalization, 6, 4096),
+          bf16_norm_case(Op::kSoftmax, 3, 16384),
+          bf16_norm_case(Op::kRMSNormalization, 4, 1001)};
 }
 
 }  // namespace gf::testing

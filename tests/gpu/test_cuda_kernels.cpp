@@ -59,14 +59,19 @@ TEST_P(HandBuiltCudaKernels, MatchTheIrEvaluator) {
   const testing::HandKernelCase c = testing::hand_kernel_cases().at(GetParam());
   std::vector<Tensor> want = fresh_outputs(c.kernel, c.buffers);
   testing::KernelIrEvaluator(Graph{}, c.kernel).run(want);
-  for (unsigned char poison : kPoisons) {
-    SCOPED_TRACE("poison " + std::to_string(poison));
-    std::vector<Tensor> got = fresh_outputs(c.kernel, c.buffers);
-    device_->run(c.kernel, Graph{}, got, poison, c.round_16bit_intermediates);
-    for (size_t i = 0; i < got.size(); ++i) {
-      if (!c.kernel.buffers[i].is_output) continue;
-      SCOPED_TRACE("output " + c.kernel.buffers[i].name);
-      expect_close(got[i], want[i], c.rtol, c.atol);
+  // Vector accesses and 32-bit indices, then one scalar access per point with 64-bit indices.
+  for (bool fast : {true, false}) {
+    codegen::CudaEmitOptions options;
+    options.vectorize = options.index32 = fast;
+    for (unsigned char poison : kPoisons) {
+      SCOPED_TRACE("poison " + std::to_string(poison) + (fast ? ", vectorized" : ", scalar"));
+      std::vector<Tensor> got = fresh_outputs(c.kernel, c.buffers);
+      device_->run(c.kernel, Graph{}, got, poison, c.round_16bit_intermediates, options);
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (!c.kernel.buffers[i].is_output) continue;
+        SCOPED_TRACE("output " + c.kernel.buffers[i].name);
+        expect_close(got[i], want[i], c.rtol, c.atol);
+      }
     }
   }
 }
@@ -141,9 +146,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, LoweredCudaKernels,
                          });
 
 TEST_F(CudaKernels, ALargePointwiseKernelCoversEveryElementWithAGridStrideLoop) {
-  // More points than the grid has threads (16 blocks per SM), and not a multiple of 256.
+  // More runs of 4 points than the grid has threads (16 blocks per SM), and not a multiple of
+  // 256 or 4.
   testing::HandKernelCase c = testing::single_element_case();
-  const int64_t n = int64_t{device_->sm_count()} * 16 * 256 * 3 + 77;
+  const int64_t n = int64_t{device_->sm_count()} * 16 * 256 * 4 * 3 + 77;
   c.kernel.outer_dims = {n};
   c.kernel.buffers[0].dims = c.kernel.buffers[1].dims = {n};
   c.buffers = testing::buffers_for(c.kernel, {testing::case_f32({n}, 0.01f, -0.1f)});
@@ -155,6 +161,32 @@ TEST_F(CudaKernels, ALargePointwiseKernelCoversEveryElementWithAGridStrideLoop) 
   std::vector<Tensor> got = fresh_outputs(c.kernel, c.buffers);
   device_->run(c.kernel, Graph{}, got, 0xff);
   testing::expect_values(got[1], {n}, want, 1e-6, 1e-7);
+}
+
+TEST_F(CudaKernels, MoreThanInt32MaxPointsUse64BitIndicesAndEndInTheScalarTail) {
+  // u8 x + 3 over 2^31 + 77 points: 64-bit indices, runs of 16, a tail of 13.
+  testing::KernelBuilder b("big_u8");
+  const int64_t n = (int64_t{1} << 31) + 77;
+  const int x = b.buffer("x", DType::kU8, {n}, false);
+  const int y = b.buffer("y", DType::kU8, {n}, true);
+  b.k.outer_dims = {n};
+  const auto i = b.outer(0);
+  b.store(y, i, b.op(Op::kAdd, DType::kU8, {b.load(x, i), b.constant(DType::kU8, 3)}));
+  std::vector<Tensor> bufs = {Tensor(DType::kU8, {n}), Tensor(DType::kU8, {n})};
+  uint8_t* in = bufs[0].data<uint8_t>();
+  for (int64_t k = 0; k < n; ++k) in[k] = static_cast<uint8_t>((k * 7) >> 5);
+  const auto src = device_->run(b.k, Graph{}, bufs, 0xff);
+  EXPECT_FALSE(src.index32);
+  EXPECT_EQ(src.vector_width, 16);
+  const uint8_t* out = bufs[1].data<uint8_t>();
+  int64_t wrong = 0, first_wrong = -1;
+  for (int64_t k = 0; k < n; ++k) {
+    if (out[k] != static_cast<uint8_t>(in[k] + 3)) {
+      if (first_wrong < 0) first_wrong = k;
+      ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "first at " << first_wrong;
 }
 
 TEST_F(CudaKernels, AMissingFunctionIsADeviceError) {

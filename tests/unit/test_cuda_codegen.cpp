@@ -120,10 +120,11 @@ TEST(CudaCodegen, SchedulesAndLaunchConfigsFollowTheIterationSpace) {
   const testing::HandKernelCase add = testing::broadcast_add_exp_case();  // 2590 points
   auto src = emit_cuda_kernel(add.kernel, Graph{});
   EXPECT_EQ(src.schedule, CudaSchedule::kPointwise);
-  EXPECT_EQ(src.launch.grid, 11u);  // ceil(2590 / 256)
+  EXPECT_EQ(src.launch.grid, 3u);  // ceil(2590 / 4 / 256): runs of 4
   fusion::FusedKernel big = add.kernel;
-  big.outer_dims = {1000, 1, 1000};
-  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).launch.grid, 132u * 16u);
+  big.outer_dims = {4000, 1, 1000};  // runs of 2 (the stride 70 is even, not a multiple of 4)
+  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).vector_width, 2);
+  EXPECT_EQ(emit_cuda_kernel(big, Graph{}).launch.grid, 132u * 16u);  // 2000000 runs
   codegen::CudaEmitOptions one_sm;
   one_sm.sm_count = 1;
   const auto small_gpu = emit_cuda_kernel(big, Graph{}, one_sm);
@@ -147,6 +148,123 @@ TEST(CudaCodegen, SchedulesAndLaunchConfigsFollowTheIterationSpace) {
   no_sm.sm_count = 0;
   expect_error([&] { emit_cuda_kernel(add.kernel, Graph{}, no_sm); }, ErrorCode::kInvalidArgument,
                {"add_exp", "sm_count"});
+}
+
+TEST(CudaCodegen, VectorWidthFollowsTheSmallestElementAndTheIndexExprs) {
+  using codegen::emit_cuda_kernel;
+  // f32 only: runs of 4; 2590 points leave a tail of 2; the bias[o2] read is per point.
+  auto src = emit_cuda_kernel(testing::broadcast_add_exp_case().kernel, Graph{});
+  EXPECT_EQ(src.vector_width, 4);
+  EXPECT_EQ(src.alignment, 16u);
+  EXPECT_EQ(src.launch.grid, 3u);  // ceil(647 runs / 256)
+  EXPECT_NE(src.source.find("gf_load_vec<float, 4>"), std::string::npos);
+  EXPECT_NE(src.source.find("gf_store_vec<float, 4>"), std::string::npos);
+  EXPECT_NE(src.source.find("the points after the last whole run"), std::string::npos);
+  // bf16 in, f32 out: runs of 8 (16 bytes of bf16, two 16-byte pieces of f32).
+  src = emit_cuda_kernel(testing::vector_tail_case().kernel, Graph{});
+  EXPECT_EQ(src.vector_width, 8);
+  EXPECT_NE(src.source.find("gf_load_vec<uint16_t, 8>"), std::string::npos);
+  EXPECT_NE(src.source.find("gf_store_vec<float, 8>"), std::string::npos);
+  // A row scale constant along the run is one scalar load; the column bias a vector.
+  src = emit_cuda_kernel(testing::vector_broadcast_case().kernel, Graph{});
+  EXPECT_EQ(src.vector_width, 4);
+  EXPECT_EQ(src.source.find("the points after the last whole run"), std::string::npos);
+  EXPECT_NE(src.source.find("const float gf_u"), std::string::npos);
+  EXPECT_EQ(src.source.find("b1["), std::string::npos);  // s only through its run pointer
+  // Bool/u8 outputs: runs of 16.
+  EXPECT_EQ(emit_cuda_kernel(testing::casts_case().kernel, Graph{}).vector_width, 16);
+  // A transposed read: vector stores, scalar loads.
+  src = emit_cuda_kernel(testing::transpose_case().kernel, Graph{});
+  EXPECT_EQ(src.vector_width, 4);
+  EXPECT_NE(src.source.find("gf_store_vec<float, 4>"), std::string::npos);
+  EXPECT_EQ(src.source.find("gf_load_vec<float"), std::string::npos);
+  // Off: one access per point, natural alignment.
+  codegen::CudaEmitOptions scalar;
+  scalar.vectorize = false;
+  src = emit_cuda_kernel(testing::vector_tail_case().kernel, Graph{}, scalar);
+  EXPECT_EQ(src.vector_width, 1);
+  EXPECT_EQ(src.alignment, 4u);
+  EXPECT_EQ(src.launch.grid, 49u);  // ceil(12297 / 256)
+}
+
+TEST(CudaCodegen, IndexArithmeticIs32BitWhenEveryBufferFits) {
+  using codegen::emit_cuda_kernel;
+  testing::HandKernelCase c = testing::vector_tail_case();
+  auto src = emit_cuda_kernel(c.kernel, Graph{});
+  EXPECT_TRUE(src.index32);
+  EXPECT_NE(src.source.find("const int32_t o0"), std::string::npos);
+  EXPECT_EQ(src.source.find("const int64_t o0"), std::string::npos);
+  codegen::CudaEmitOptions wide;
+  wide.index32 = false;
+  src = emit_cuda_kernel(c.kernel, Graph{}, wide);
+  EXPECT_FALSE(src.index32);
+  EXPECT_NE(src.source.find("const int64_t o0"), std::string::npos);
+  // 2^31 + 5 points: 64-bit, whatever the options say.
+  c = testing::single_element_case();
+  const int64_t n = (int64_t{1} << 31) + 5;
+  c.kernel.outer_dims = {n};
+  c.kernel.buffers[0].dims = c.kernel.buffers[1].dims = {n};
+  src = emit_cuda_kernel(c.kernel, Graph{});
+  EXPECT_FALSE(src.index32);
+  EXPECT_NE(src.source.find("const int64_t o0"), std::string::npos);
+  EXPECT_EQ(src.vector_width, 4);
+  // A transpose: its div/mod index exprs are narrowed with the loop index.
+  src = emit_cuda_kernel(testing::transpose_case().kernel, Graph{});
+  EXPECT_TRUE(src.index32);
+  EXPECT_EQ(src.source.find("const int64_t t"), std::string::npos) << src.source;
+}
+
+TEST(CudaCodegen, RowsThatFitInRegistersArePersistent) {
+  using codegen::emit_cuda_kernel;
+  // 3x50 f32 per row: runs of 2 (50 is even, not a multiple of 4), 3 chunks per lane.
+  auto src = emit_cuda_kernel(testing::softmax_rows_case(50).kernel, Graph{});
+  EXPECT_TRUE(src.persistent_rows);
+  EXPECT_EQ(src.vector_width, 2);
+  EXPECT_NE(src.source.find("the row's loads, kept in registers"), std::string::npos);
+  // One read of x, however many passes.
+  EXPECT_EQ(src.source.find("gf_load_vec<float, 2>(gf_c"),
+            src.source.rfind("gf_load_vec<float, 2>(gf_c"));
+  src = emit_cuda_kernel(testing::softmax_rows_case(1100).kernel, Graph{});
+  EXPECT_TRUE(src.persistent_rows);
+  EXPECT_EQ(src.vector_width, 4);
+  EXPECT_EQ(src.schedule, CudaSchedule::kBlockPerRow);
+  // 18000 values per row: 72 per thread of a block, more than kMaxRowValuesPerThread.
+  src = emit_cuda_kernel(testing::softmax_rows_case(6000).kernel, Graph{});
+  EXPECT_FALSE(src.persistent_rows);
+  EXPECT_EQ(src.vector_width, 1);
+  // Odd rows (45 i32): persistent, one value per load.
+  src = emit_cuda_kernel(testing::integer_rows_case().kernel, Graph{});
+  EXPECT_TRUE(src.persistent_rows);
+  EXPECT_EQ(src.vector_width, 1);
+  // Lowered bf16 LayerNorm over 4096: runs of 8, the row read once.
+  const testing::GraphCase ln = testing::bf16_norm_case(Op::kLayerNormalization, 2, 4096);
+  const fusion::Plan plan = fusion::plan_fusion(ln.graph, fusion::CostModel::h200());
+  int checked = 0;
+  for (const fusion::Group& group : plan.groups) {
+    if (group.kind != fusion::GroupKind::kReduction) continue;
+    const auto k = fusion::lower_group(ln.graph, group, "ln");
+    src = emit_cuda_kernel(k, ln.graph);
+    EXPECT_TRUE(src.persistent_rows);
+    EXPECT_EQ(src.vector_width, 8);
+    EXPECT_EQ(src.alignment, 16u);
+    EXPECT_NE(src.source.find("gf_store_vec<uint16_t, 8>"), std::string::npos);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1);
+}
+
+TEST_F(CudaCodegenCache, EveryCaseCompilesScalarAndWithIndices64Bit) {
+  std::vector<std::string> sources;
+  for (bool vectorize : {false, true}) {
+    for (const auto& c : testing::hand_kernel_cases()) {
+      codegen::CudaEmitOptions o;
+      o.vectorize = vectorize;
+      o.index32 = !vectorize;
+      sources.push_back(codegen::emit_cuda_kernel(c.kernel, Graph{}, o).source);
+    }
+  }
+  codegen::NvrtcCompiler compiler(options());
+  EXPECT_EQ(compiler.compile_all(sources, kSm90).size(), sources.size());
 }
 
 TEST(CudaCodegen, SixteenBitValuesUseTheSharedBitManipulation) {

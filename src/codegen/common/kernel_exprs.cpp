@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "codegen/common/index_analysis.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
@@ -117,12 +118,44 @@ void KernelExprWriter::validate_and_analyse() {
   }
 }
 
+void KernelExprWriter::set_index32(bool on) {
+  index32_ = on;
+  narrow_.assign(kernel_.exprs.size(), false);
+  if (!on) return;
+  if (!fits_32bit_indexing(kernel_)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "fused kernel '" + kernel_.name + "': too large for 32-bit indexing");
+  }
+  const auto ranges = index_ranges(kernel_);
+  for (size_t id = 0; id < ranges.size(); ++id) {
+    const Expr& e = kernel_.exprs[id];
+    narrow_[id] = ranges[id] && e.dtype == DType::kI64 && ranges[id]->lo >= INT32_MIN &&
+                  ranges[id]->hi <= INT32_MAX;
+    // Index arithmetic is narrowed only over narrowed operands (no silent truncation).
+    for (ExprId a : e.args)
+      if (e.kind != ExprKind::kSelect || a != e.args[0])
+        narrow_[id] = narrow_[id] && narrow_[static_cast<size_t>(a)];
+  }
+}
+
 std::string KernelExprWriter::as_type(ExprId id, DType t) const {
+  if (index32_ && narrow_[static_cast<size_t>(id)])
+    return emit_cast(target_, DType::kI64, t, "(int64_t)" + tmp(id));
   return emit_cast(target_, expr(id).dtype, t, tmp(id));
 }
 
-std::string KernelExprWriter::index_value(const Expr& e) const {
-  const std::string a = as_type(e.args[0], DType::kI64), b = as_type(e.args[1], DType::kI64);
+std::string KernelExprWriter::index_ref(ExprId id) const {
+  return index32_ && narrow_[static_cast<size_t>(id)] ? tmp(id) : as_type(id, DType::kI64);
+}
+
+std::string KernelExprWriter::index_value(ExprId id) const {
+  const Expr& e = expr(id);
+  // Narrowed operands stay 32-bit where the result is narrowed too, or is a comparison of two.
+  const bool narrow_args = index32_ && narrow_[static_cast<size_t>(e.args[0])] &&
+                           narrow_[static_cast<size_t>(e.args[1])];
+  const bool narrow = narrow_args && (e.dtype != DType::kI64 || narrow_[static_cast<size_t>(id)]);
+  const std::string a = narrow ? tmp(e.args[0]) : as_type(e.args[0], DType::kI64);
+  const std::string b = narrow ? tmp(e.args[1]) : as_type(e.args[1], DType::kI64);
   switch (e.index_op) {
     case IndexOp::kAdd:
       return a + " + " + b;
@@ -185,9 +218,12 @@ std::string KernelExprWriter::expr_value(ExprId id) const {
       return emit_literal(target_, e.dtype, e.constant);
     case ExprKind::kLoad: {
       const DType stored = kernel_.buffers[static_cast<size_t>(e.buffer)].dtype;
+      const auto source = load_source_.find(id);
       const std::string loaded = emit_load_convert(
           target_, stored,
-          "b" + std::to_string(e.buffer) + "[" + as_type(e.args[0], DType::kI64) + "]");
+          source != load_source_.end()
+              ? source->second
+              : "b" + std::to_string(e.buffer) + "[" + index_ref(e.args[0]) + "]");
       return emit_cast(target_, stored, e.dtype, loaded);
     }
     case ExprKind::kOp:
@@ -195,8 +231,10 @@ std::string KernelExprWriter::expr_value(ExprId id) const {
     case ExprKind::kCast:
       return as_type(e.args[0], e.dtype);
     case ExprKind::kIndex:
-      return index_value(e);
+      return index_value(id);
     case ExprKind::kSelect:
+      if (index32_ && narrow_[static_cast<size_t>(id)])
+        return as_type(e.args[0], DType::kBool) + " ? " + tmp(e.args[1]) + " : " + tmp(e.args[2]);
       return as_type(e.args[0], DType::kBool) + " ? " + as_type(e.args[1], e.dtype) + " : " +
              as_type(e.args[2], e.dtype);
   }
@@ -213,6 +251,7 @@ void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots,
     const ExprId id = stack.back();
     stack.pop_back();
     if (!needed.insert(id).second) continue;
+    if (load_source_.count(id)) continue;  // read from elsewhere: its index is not needed
     for (ExprId a : expr(id).args) stack.push_back(a);
   }
   for (ExprId id : needed) {
@@ -220,8 +259,9 @@ void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots,
     if (max_row_[static_cast<size_t>(id)] >= static_cast<int>(rows_ready))
       malformed("expr " + std::to_string(id) + " reads a row value before it is computed");
     const Expr& e = expr(id);
-    out << indent << "const " << compute_c_type(e.dtype) << " " << tmp(id) << " = "
-        << expr_value(id) << ";";
+    const bool narrow = index32_ && narrow_[static_cast<size_t>(id)];
+    out << indent << "const " << (narrow ? "int32_t" : compute_c_type(e.dtype)) << " " << tmp(id)
+        << " = " << expr_value(id) << ";";
     if (e.kind == ExprKind::kOp) {
       out << "  // " << op_name(e.op);
       if (e.node != kNoNode) out << " " << comment_safe(graph_.node(e.node).name);
@@ -231,10 +271,13 @@ void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots,
   }
 }
 
-std::string KernelExprWriter::store_statement(const fusion::Store& s) const {
+std::string KernelExprWriter::store_value(const fusion::Store& s) const {
   const DType t = kernel_.buffers[static_cast<size_t>(s.buffer)].dtype;
-  return "b" + std::to_string(s.buffer) + "[" + as_type(s.index, DType::kI64) +
-         "] = " + emit_store_convert(target_, t, as_type(s.value, t)) + ";";
+  return emit_store_convert(target_, t, as_type(s.value, t));
+}
+
+std::string KernelExprWriter::store_statement(const fusion::Store& s) const {
+  return "b" + std::to_string(s.buffer) + "[" + index_ref(s.index) + "] = " + store_value(s) + ";";
 }
 
 std::string KernelExprWriter::reduction_identity(size_t r) const {

@@ -4,11 +4,12 @@
 //
 // Names the emitted code uses, which the surrounding loops must define:
 //   b<k>    buffer k, as a pointer to storage_c_type (const for inputs)
-//   o<d>    outer loop index d (int64_t);  i<d>: inner loop index d (int64_t)
+//   o<d>    outer loop index d;  i<d>: inner loop index d (both of index_c_type())
 //   row<r>  reduction r's result, in compute_c_type of its accumulator
 //   t<id>   the temporary holding expr id
 #pragma once
 
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -42,6 +43,23 @@ class KernelExprWriter {
   // tmp(id) converted to `t`.
   std::string as_type(fusion::ExprId id, DType t) const;
 
+  // 32-bit index arithmetic: the loop indices are int32_t, and so is every index expr whose
+  // range (index_ranges) fits; the others stay int64_t. Only for kernels that
+  // fits_32bit_indexing allows (kInvalidArgument otherwise). Off by default.
+  void set_index32(bool on);
+  bool index32() const { return index32_; }
+  std::string index_c_type() const { return index32_ ? "int32_t" : "int64_t"; }
+  // An index expr's temporary as an array subscript (no widening for a narrowed one).
+  std::string index_ref(fusion::ExprId id) const;
+
+  // From now on, the load `load` reads the stored value (storage_c_type) `stored` instead of
+  // b<k>[index]; its index exprs are then not written. Cleared by clear_load_sources.
+  void set_load_source(fusion::ExprId load, std::string stored) {
+    load_source_[load] = std::move(stored);
+  }
+  void clear_load_sources() { load_source_.clear(); }
+  void clear_load_source(fusion::ExprId load) { load_source_.erase(load); }
+
   // Writes the exprs among `roots` and their args that live at this level (`inner`: those that
   // use an inner index, else the outer-invariant ones) and are not in `done`; adds them to it.
   // Only row values below `rows_ready` may be read (else kInvalidGraph).
@@ -50,6 +68,8 @@ class KernelExprWriter {
 
   // `b<k>[index] = value;` for a store whose exprs are emitted.
   std::string store_statement(const fusion::Store& store) const;
+  // The value of a store converted to the buffer's storage type.
+  std::string store_value(const fusion::Store& store) const;
 
   // A reduction's identity in its accumulator type, and `a` combined with `b` (each argument
   // appears once in the result): wrapping for integers, NaN-propagating for max/min.
@@ -61,7 +81,7 @@ class KernelExprWriter {
   void validate_and_analyse();
   std::string expr_value(fusion::ExprId id) const;
   std::string op_value(const fusion::Expr& e) const;
-  std::string index_value(const fusion::Expr& e) const;
+  std::string index_value(fusion::ExprId id) const;
 
   const fusion::FusedKernel& kernel_;
   const Graph& graph_;
@@ -69,6 +89,9 @@ class KernelExprWriter {
   bool round_16bit_;
   std::vector<bool> uses_inner_;  // per expr: depends on an inner loop index
   std::vector<int> max_row_;      // per expr: the highest row value it reads, -1 for none
+  bool index32_ = false;
+  std::vector<bool> narrow_;  // per expr: computed as int32_t
+  std::map<fusion::ExprId, std::string> load_source_;
 };
 
 }  // namespace gf::codegen

@@ -1,84 +1,165 @@
-// emit_cuda_kernel: the loops, the row reductions and the stores of a FusedKernel as CUDA C++
-// around the exprs that KernelExprWriter places. Every name the generated code introduces
-// itself starts with gf_, so it cannot clash with the writer's b<k>/o<d>/i<d>/row<r>/t<id>.
+// emit_cuda_kernel: plans a FusedKernel's schedule (vector width, index width, persistent rows),
+// writes its header and the helpers the schedules share. The loops themselves are in
+// cuda_pointwise.cpp and cuda_rows.cpp. Every name the generated code introduces itself starts
+// with gf_, so it cannot clash with the expr writer's b<k>/o<d>/i<d>/row<r>/t<id>.
 #include "codegen/cuda/cuda_emitter.h"
 
 #include <algorithm>
-#include <set>
-#include <sstream>
 
-#include "codegen/common/kernel_exprs.h"
+#include "codegen/cuda/cuda_kernel_writer.h"
 #include "codegen/cuda/cuda_target.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
 
-namespace {
-
 using fusion::ExprId;
-using fusion::FusedKernel;
+using fusion::ExprKind;
 using fusion::Store;
 
-constexpr int kWarpSize = 32;
-constexpr int kWarpsPerBlock = kCudaBlockThreads / kWarpSize;
-static_assert(kCudaBlockThreads % kWarpSize == 0 && kWarpsPerBlock <= kWarpSize);
-
-int64_t product(const std::vector<int64_t>& dims) {
+int64_t dims_product(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   return n;
 }
 
+namespace {
+
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-class CudaKernelWriter {
- public:
-  CudaKernelWriter(const FusedKernel& k, const Graph& g, const CudaEmitOptions& o)
-      : k_(k),
-        opts_(o),
-        target_(cuda_target()),
-        exprs_(k, g, target_, o.round_16bit_intermediates),
-        outer_(product(k.outer_dims)),
-        inner_(product(k.inner_dims)) {}
+}  // namespace
 
-  CudaKernelSource write();
+CudaKernelWriter::CudaKernelWriter(const fusion::FusedKernel& k, const Graph& g,
+                                   const CudaEmitOptions& o)
+    : k_(k),
+      opts_(o),
+      target_(cuda_target()),
+      exprs_(k, g, target_, o.round_16bit_intermediates),
+      outer_(dims_product(k.outer_dims)),
+      inner_(dims_product(k.inner_dims)) {}
 
- private:
-  CudaSchedule choose_schedule() const;
-  LaunchConfig launch_config(CudaSchedule s) const;
-  void write_header(CudaSchedule s);
-  // `const int64_t <prefix><d> = ...` for each dim of `dims`, from the flat index `flat`.
-  void unravel(const std::string& flat, const std::vector<int64_t>& dims, const std::string& prefix,
-               const std::string& indent);
-  void write_pointwise();
-  void write_rows(bool warp_per_row);
-  void write_reduction(size_t r, bool warp_per_row, std::set<ExprId>& row_done);
-  void write_warp_butterfly(size_t r, const std::string& acc, int first_mask,
-                            const std::string& indent);
-  // The loop over the row's inner points assigned to this thread, with `body` in it.
-  void open_inner_loop(const std::string& indent);
-
-  const FusedKernel& k_;
-  const CudaEmitOptions& opts_;
-  Target target_;
-  KernelExprWriter exprs_;
-  int64_t outer_, inner_;
-  std::ostringstream out_;
-};
-
-CudaSchedule CudaKernelWriter::choose_schedule() const {
-  if (k_.inner_dims.empty() && k_.reductions.empty()) return CudaSchedule::kPointwise;
-  return inner_ <= kWarpPerRowMaxInner ? CudaSchedule::kWarpPerRow : CudaSchedule::kBlockPerRow;
+std::set<ExprId> CudaKernelWriter::closure(const std::vector<ExprId>& roots) const {
+  std::set<ExprId> seen;
+  std::vector<ExprId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (!seen.insert(id).second) continue;
+    for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
+  }
+  return seen;
 }
 
-LaunchConfig CudaKernelWriter::launch_config(CudaSchedule s) const {
+bool CudaKernelWriter::buffer_loaded_and_stored() const {
+  std::set<int> stored;
+  for (const Store& s : k_.stores) stored.insert(s.buffer);
+  return std::any_of(k_.exprs.begin(), k_.exprs.end(), [&](const fusion::Expr& e) {
+    return e.kind == ExprKind::kLoad && stored.count(e.buffer);
+  });
+}
+
+bool CudaKernelWriter::pointwise_plan_ok(const VectorPlan& p) const {
+  return std::all_of(p.stores.begin(), p.stores.end(),
+                     [](VectorAccess a) { return a == VectorAccess::kContiguous; });
+}
+
+bool CudaKernelWriter::row_plan_ok(const VectorPlan& p) const {
+  if (inner_ % p.width != 0) return false;
+  for (size_t s = 0; s < k_.stores.size(); ++s) {
+    if (k_.stores[s].per_inner && p.stores[s] != VectorAccess::kContiguous) return false;
+  }
+  for (size_t id = 0; id < k_.exprs.size(); ++id) {
+    const auto e = static_cast<ExprId>(id);
+    if (k_.exprs[id].kind == ExprKind::kLoad && exprs_.uses_inner(e) &&
+        p.loads[id] == VectorAccess::kScattered)
+      return false;
+  }
+  return true;
+}
+
+VectorPlan CudaKernelWriter::widest_plan(ExprKind kind, const std::vector<int64_t>& dims,
+                                         bool (CudaKernelWriter::*ok)(const VectorPlan&)
+                                             const) const {
+  size_t smallest = 16;
+  for (const fusion::KernelBuffer& b : k_.buffers)
+    smallest = std::min(smallest, dtype_size(b.dtype));
+  for (int w = static_cast<int>(16 / smallest); w >= 2; w /= 2) {
+    VectorPlan p = plan_vector_access(k_, kind, dims, w);
+    if ((this->*ok)(p)) return p;
+  }
+  return plan_vector_access(k_, kind, dims, 1);
+}
+
+void CudaKernelWriter::plan() {
+  if (opts_.sm_count < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "CUDA code generation of kernel '" + k_.name +
+                                                 "': sm_count " + std::to_string(opts_.sm_count) +
+                                                 " is not positive");
+  }
+  exprs_.set_index32(opts_.index32 && fits_32bit_indexing(k_));
+  const bool aliasing = buffer_loaded_and_stored();  // keep the order of reads and writes
+  const bool vectorize = opts_.vectorize && !aliasing;
+  if (k_.inner_dims.empty() && k_.reductions.empty()) {
+    schedule_ = CudaSchedule::kPointwise;
+    vec_ = vectorize ? widest_plan(ExprKind::kOuterIndex, k_.outer_dims,
+                                   &CudaKernelWriter::pointwise_plan_ok)
+                     : plan_vector_access(k_, ExprKind::kOuterIndex, k_.outer_dims, 1);
+    return;
+  }
+  schedule_ =
+      inner_ <= kWarpPerRowMaxInner ? CudaSchedule::kWarpPerRow : CudaSchedule::kBlockPerRow;
+  vec_ = vectorize && inner_ > 0
+             ? widest_plan(ExprKind::kInnerIndex, k_.inner_dims, &CudaKernelWriter::row_plan_ok)
+             : plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
+  std::vector<ExprId> values;
+  for (const fusion::RowReduction& r : k_.reductions) values.push_back(r.value);
+  for (ExprId id : closure(values)) {
+    if (exprs_.expr(id).kind == ExprKind::kLoad && exprs_.uses_inner(id))
+      cached_loads_.push_back(id);
+  }
+  const int64_t row_threads =
+      schedule_ == CudaSchedule::kWarpPerRow ? kWarpSize : kCudaBlockThreads;
+  chunks_ = inner_ / vec_.width;
+  chunks_per_thread_ = ceil_div(chunks_, row_threads);
+  persistent_ = !aliasing && inner_ > 0 && !cached_loads_.empty() &&
+                static_cast<int64_t>(cached_loads_.size()) * chunks_per_thread_ * vec_.width <=
+                    kMaxRowValuesPerThread;
+  if (!persistent_) vec_ = plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
+}
+
+uint32_t CudaKernelWriter::alignment() const {
+  std::vector<bool> vector_access(k_.buffers.size(), false);
+  if (vec_.width > 1) {
+    const bool rows = schedule_ != CudaSchedule::kPointwise;
+    for (size_t id = 0; id < k_.exprs.size(); ++id) {
+      const fusion::Expr& e = k_.exprs[id];
+      if (e.kind == ExprKind::kLoad && vec_.loads[id] == VectorAccess::kContiguous &&
+          (!rows || exprs_.uses_inner(static_cast<ExprId>(id))))
+        vector_access[static_cast<size_t>(e.buffer)] = true;
+    }
+    for (size_t s = 0; s < k_.stores.size(); ++s) {
+      if (vec_.stores[s] == VectorAccess::kContiguous && (!rows || k_.stores[s].per_inner))
+        vector_access[static_cast<size_t>(k_.stores[s].buffer)] = true;
+    }
+  }
+  size_t align = 1;
+  for (size_t b = 0; b < k_.buffers.size(); ++b) {
+    const size_t size = dtype_size(k_.buffers[b].dtype);
+    const size_t want =
+        vector_access[b] ? std::min<size_t>(16, size * static_cast<size_t>(vec_.width)) : size;
+    align = std::max(align, want);
+  }
+  return static_cast<uint32_t>(align);
+}
+
+LaunchConfig CudaKernelWriter::launch_config() const {
   const int64_t max_blocks = static_cast<int64_t>(opts_.sm_count) * kCudaBlocksPerSm;
   int64_t blocks = 0;
-  switch (s) {
+  switch (schedule_) {
     case CudaSchedule::kPointwise:
-      blocks = ceil_div(outer_, kCudaBlockThreads);
+      blocks = ceil_div(outer_ / vec_.width, kCudaBlockThreads);
+      if (outer_ > 0) blocks = std::max<int64_t>(blocks, 1);  // the scalar tail
       break;
     case CudaSchedule::kWarpPerRow:
       blocks = ceil_div(outer_, kWarpsPerBlock);
@@ -93,14 +174,15 @@ LaunchConfig CudaKernelWriter::launch_config(CudaSchedule s) const {
   return c;
 }
 
-void CudaKernelWriter::write_header(CudaSchedule s) {
+void CudaKernelWriter::write_header() {
   std::istringstream comment(k_.comment);
   for (std::string line; std::getline(comment, line);) out_ << "// " << comment_safe(line) << "\n";
   out_ << "// Generated by graphfuse (CUDA code generator): kernel " << k_.name << ", schedule "
-       << cuda_schedule_name(s) << ", " << kCudaBlockThreads << " threads per block.\n"
+       << cuda_schedule_name(schedule_) << (persistent_ ? " (row in registers)" : "") << ", "
+       << kCudaBlockThreads << " threads per block, vector width " << vec_.width << ", "
+       << (exprs_.index32() ? 32 : 64) << "-bit indices.\n"
        << "// outer " << dims_string(k_.outer_dims) << ", inner " << dims_string(k_.inner_dims)
-       << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size()
-       << " store(s).\n\n"
+       << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size() << " store(s).\n\n"
        << cuda_prelude() << "\n"
        << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads << ") " << k_.name
        << "(void* const* buffers) {\n";
@@ -114,166 +196,144 @@ void CudaKernelWriter::write_header(CudaSchedule s) {
 }
 
 void CudaKernelWriter::unravel(const std::string& flat, const std::vector<int64_t>& dims,
-                               const std::string& prefix, const std::string& indent) {
+                               const std::string& prefix, const std::string& indent,
+                               size_t first_axis) {
   if (dims.empty()) return;
+  const std::string type = exprs_.index_c_type();
+  const std::string value = "(" + type + ")(" + flat + ")";
   if (dims.size() == 1) {
-    out_ << indent << "const int64_t " << prefix << "0 = " << flat << ";\n";
+    out_ << indent << "const " << type << " " << prefix << first_axis << " = " << value << ";\n";
     return;
   }
-  const std::string rest = "gf_rest_" + prefix;
-  out_ << indent << "int64_t " << rest << " = " << flat << ";\n";
+  const std::string rest = "gf_rest_" + prefix + std::to_string(first_axis);
+  out_ << indent << type << " " << rest << " = " << value << ";\n";
   for (size_t d = dims.size(); d-- > 1;) {
-    out_ << indent << "const int64_t " << prefix << d << " = " << rest << " % " << dims[d]
-         << "; " << rest << " /= " << dims[d] << ";\n";
+    out_ << indent << "const " << type << " " << prefix << first_axis + d << " = " << rest << " % "
+         << dims[d] << "; " << rest << " /= " << dims[d] << ";\n";
   }
-  out_ << indent << "const int64_t " << prefix << "0 = " << rest << ";\n";
+  out_ << indent << "const " << type << " " << prefix << first_axis << " = " << rest << ";\n";
 }
 
-void CudaKernelWriter::write_pointwise() {
-  const std::string in = "    ";
-  out_ << "  const int64_t gf_stride = (int64_t)gridDim.x * blockDim.x;\n"
-       << "  for (int64_t gf_flat = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gf_flat < "
-       << outer_ << "; gf_flat += gf_stride) {\n";
-  unravel("gf_flat", k_.outer_dims, "o", in);
-  // Without an inner space a per-inner store runs once per point, after the others (as on the
-  // CPU).
+void CudaKernelWriter::unravel_run_point(const VectorPlan& p, const std::vector<int64_t>& dims,
+                                         const std::string& base, const std::string& lane,
+                                         const std::string& prefix, const std::string& indent) {
+  const auto k = static_cast<size_t>(p.first_varying_dim);
+  if (k == 0) {
+    unravel("(" + base + ") + " + lane, dims, prefix, indent);
+    return;
+  }
+  // Only the dims from k on vary inside a run: the others come from the run's first point.
+  const std::vector<int64_t> head(dims.begin(), dims.begin() + static_cast<long>(k));
+  const std::vector<int64_t> tail(dims.begin() + static_cast<long>(k), dims.end());
+  const std::string span = std::to_string(dims_product(tail));
+  unravel("(" + base + ") / " + span, head, prefix, indent);
+  unravel("(" + base + ") % " + span + " + " + lane, tail, prefix, indent, k);
+}
+
+void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>& dims,
+                                 bool inner_level, const std::string& base,
+                                 const std::vector<size_t>& stores, size_t rows_ready,
+                                 const std::set<ExprId>& cached, const std::string& indent) {
+  const int w = p.width;
+  const std::string prefix = inner_level ? "i" : "o", in = indent + "  ";
+  std::vector<ExprId> roots;
+  for (size_t s : stores) roots.insert(roots.end(), {k_.stores[s].index, k_.stores[s].value});
+  std::vector<ExprId> vector_loads;
+  std::vector<size_t> vector_stores;
+  if (w > 1) {
+    for (ExprId id : closure(roots)) {
+      const fusion::Expr& e = exprs_.expr(id);
+      if (e.kind == ExprKind::kLoad && !cached.count(id) && exprs_.uses_inner(id) == inner_level &&
+          p.loads[static_cast<size_t>(id)] != VectorAccess::kScattered)
+        vector_loads.push_back(id);
+    }
+    for (size_t s : stores)
+      if (p.stores[s] == VectorAccess::kContiguous) vector_stores.push_back(s);
+  }
+  auto type_of = [&](int buffer) {
+    return storage_c_type(k_.buffers[static_cast<size_t>(buffer)].dtype);
+  };
+  out_ << indent << "{\n";
+  if (!vector_loads.empty() || !vector_stores.empty()) {
+    // The addresses at the run's first point.
+    std::vector<ExprId> index_roots;
+    for (ExprId id : vector_loads) {
+      out_ << in << "const " << type_of(exprs_.expr(id).buffer) << "* gf_p" << id << ";\n";
+      index_roots.push_back(exprs_.expr(id).args[0]);
+    }
+    for (size_t s : vector_stores) {
+      out_ << in << type_of(k_.stores[s].buffer) << "* gf_q" << s << ";\n";
+      index_roots.push_back(k_.stores[s].index);
+    }
+    out_ << in << "{\n";
+    unravel_run_point(p, dims, base, "0", prefix, in + "  ");
+    std::set<ExprId> done;
+    exprs_.emit(out_, index_roots, inner_level, done, in + "  ", rows_ready);
+    for (ExprId id : vector_loads) {
+      out_ << in << "  gf_p" << id << " = b" << exprs_.expr(id).buffer << " + "
+           << exprs_.index_ref(exprs_.expr(id).args[0]) << ";\n";
+    }
+    for (size_t s : vector_stores) {
+      out_ << in << "  gf_q" << s << " = b" << k_.stores[s].buffer << " + "
+           << exprs_.index_ref(k_.stores[s].index) << ";\n";
+    }
+    out_ << in << "}\n";
+  }
+  for (ExprId id : vector_loads) {
+    const std::string t = type_of(exprs_.expr(id).buffer);
+    if (p.loads[static_cast<size_t>(id)] == VectorAccess::kUniform) {
+      out_ << in << "const " << t << " gf_u" << id << " = *gf_p" << id << ";\n";
+      exprs_.set_load_source(id, "gf_u" + std::to_string(id));
+    } else {
+      out_ << in << t << " gf_l" << id << "[" << w << "];\n"
+           << in << "gf_load_vec<" << t << ", " << w << ">(gf_l" << id << ", gf_p" << id << ");\n";
+      exprs_.set_load_source(id, "gf_l" + std::to_string(id) + "[gf_j]");
+    }
+  }
+  for (size_t s : vector_stores)
+    out_ << in << type_of(k_.stores[s].buffer) << " gf_s" << s << "[" << w << "];\n";
+  out_ << in << "#pragma unroll\n" << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
+  unravel_run_point(p, dims, base, "gf_j", prefix, in + "  ");
   std::set<ExprId> done;
-  for (bool per_inner : {false, true}) {
-    for (const Store& s : k_.stores) {
-      if (s.per_inner != per_inner) continue;
-      exprs_.emit(out_, {s.index, s.value}, false, done, in, 0);
-      out_ << in << exprs_.store_statement(s) << "\n";
-    }
+  exprs_.emit(out_, roots, inner_level, done, in + "  ", rows_ready);
+  for (size_t s : stores) {
+    const bool vector =
+        std::find(vector_stores.begin(), vector_stores.end(), s) != vector_stores.end();
+    out_ << in << "  "
+         << (vector
+                 ? "gf_s" + std::to_string(s) + "[gf_j] = " + exprs_.store_value(k_.stores[s]) + ";"
+                 : exprs_.store_statement(k_.stores[s]))
+         << "\n";
   }
-  out_ << "  }\n";
-}
-
-void CudaKernelWriter::open_inner_loop(const std::string& indent) {
-  out_ << indent << "for (int64_t gf_i = gf_rt; gf_i < " << inner_
-       << "; gf_i += gf_row_threads) {\n";
-  unravel("gf_i", k_.inner_dims, "i", indent + "  ");
-}
-
-void CudaKernelWriter::write_warp_butterfly(size_t r, const std::string& acc, int first_mask,
-                                            const std::string& indent) {
-  out_ << indent << "for (int gf_m = " << first_mask << "; gf_m > 0; gf_m >>= 1) " << acc << " = "
-       << exprs_.reduction_combine(r, acc, "gf_shfl_xor(" + acc + ", gf_m)") << ";\n";
-}
-
-void CudaKernelWriter::write_reduction(size_t r, bool warp_per_row, std::set<ExprId>& row_done) {
-  const fusion::RowReduction& red = k_.reductions[r];
-  const std::string acc_type = compute_c_type(red.accumulate);
-  const std::string acc = "gf_acc" + std::to_string(r);
-  const std::string in = "    ";
-  out_ << in << "// reduction " << r << "\n";
-  exprs_.emit(out_, {red.value}, false, row_done, in, r);
-  out_ << in << acc_type << " " << acc << " = " << exprs_.reduction_identity(r) << ";\n";
-  open_inner_loop(in);
-  std::set<ExprId> inner_done;
-  exprs_.emit(out_, {red.value}, true, inner_done, in + "  ", r);
-  out_ << in << "  " << acc << " = "
-       << exprs_.reduction_combine(r, acc, exprs_.as_type(red.value, red.accumulate)) << ";\n"
-       << in << "}\n";
-  write_warp_butterfly(r, acc, kWarpSize / 2, in);
-  if (!warp_per_row) {
-    // Across the block's warps: one partial per warp in shared memory, combined by warp 0. The
-    // second barrier publishes the row; the next row's writes come after this row's reads.
-    const std::string part = "gf_part" + std::to_string(r), total = "gf_row" + std::to_string(r);
-    out_ << in << "if (gf_lane == 0) " << part << "[gf_warp] = " << acc << ";\n"
-         << in << "__syncthreads();\n"
-         << in << "if (gf_warp == 0) {\n"
-         << in << "  " << acc << " = gf_lane < " << kWarpsPerBlock << " ? " << part
-         << "[gf_lane] : " << exprs_.reduction_identity(r) << ";\n";
-    write_warp_butterfly(r, acc, kWarpsPerBlock / 2, in + "  ");
-    out_ << in << "  if (gf_lane == 0) " << total << " = " << acc << ";\n"
-         << in << "}\n"
-         << in << "__syncthreads();\n"
-         << in << acc << " = " << total << ";\n";
+  out_ << in << "}\n";
+  for (size_t s : vector_stores) {
+    out_ << in << "gf_store_vec<" << type_of(k_.stores[s].buffer) << ", " << w << ">(gf_q" << s
+         << ", gf_s" << s << ");\n";
   }
-  out_ << in << "const " << acc_type << " row" << r << " = " << acc << ";\n";
-}
-
-void CudaKernelWriter::write_rows(bool warp_per_row) {
-  out_ << "  const int gf_lane = threadIdx.x % " << kWarpSize << ";\n";
-  if (warp_per_row) {
-    out_ << "  const int gf_rt = gf_lane;  // this thread's place in its row\n"
-         << "  const int gf_row_threads = " << kWarpSize << ";\n"
-         << "  const int64_t gf_first = (int64_t)blockIdx.x * " << kWarpsPerBlock
-         << " + threadIdx.x / " << kWarpSize << ";\n"
-         << "  const int64_t gf_stride = (int64_t)gridDim.x * " << kWarpsPerBlock << ";\n";
-  } else {
-    out_ << "  const int gf_warp = threadIdx.x / " << kWarpSize << ";\n"
-         << "  const int gf_rt = threadIdx.x;  // this thread's place in its row\n"
-         << "  const int gf_row_threads = " << kCudaBlockThreads << ";\n"
-         << "  const int64_t gf_first = blockIdx.x;\n"
-         << "  const int64_t gf_stride = gridDim.x;\n";
-    for (size_t r = 0; r < k_.reductions.size(); ++r) {
-      const std::string t = compute_c_type(k_.reductions[r].accumulate);
-      out_ << "  __shared__ " << t << " gf_part" << r << "[" << kWarpsPerBlock << "];\n"
-           << "  __shared__ " << t << " gf_row" << r << ";\n";
-    }
-  }
-  // The bound and the stride are uniform across the row's threads, so all of them reach every
-  // shuffle and barrier.
-  out_ << "  for (int64_t gf_r = gf_first; gf_r < " << outer_ << "; gf_r += gf_stride) {\n";
-  const std::string in = "    ";
-  unravel("gf_r", k_.outer_dims, "o", in);
-  std::set<ExprId> row_done;
-  for (size_t r = 0; r < k_.reductions.size(); ++r) write_reduction(r, warp_per_row, row_done);
-  const size_t all_rows = k_.reductions.size();
-
-  std::vector<ExprId> inner_roots;
-  bool any_per_outer = false;
-  for (const Store& s : k_.stores) {
-    if (s.per_inner) inner_roots.insert(inner_roots.end(), {s.index, s.value});
-    any_per_outer = any_per_outer || !s.per_inner;
-  }
-  if (any_per_outer) {
-    // One thread per row; what only these stores read is computed by it alone.
-    out_ << in << "if (gf_rt == 0) {\n";
-    std::set<ExprId> scoped = row_done;
-    for (const Store& s : k_.stores) {
-      if (s.per_inner) continue;
-      exprs_.emit(out_, {s.index, s.value}, false, scoped, in + "  ", all_rows);
-      out_ << in << "  " << exprs_.store_statement(s) << "\n";
-    }
-    out_ << in << "}\n";
-  }
-  if (!inner_roots.empty()) {
-    exprs_.emit(out_, inner_roots, false, row_done, in, all_rows);
-    open_inner_loop(in);
-    std::set<ExprId> inner_done;
-    exprs_.emit(out_, inner_roots, true, inner_done, in + "  ", all_rows);
-    for (const Store& s : k_.stores) {
-      if (s.per_inner) out_ << in << "  " << exprs_.store_statement(s) << "\n";
-    }
-    out_ << in << "}\n";
-  }
-  out_ << "  }\n";
+  out_ << indent << "}\n";
+  for (ExprId id : vector_loads) exprs_.clear_load_source(id);
 }
 
 CudaKernelSource CudaKernelWriter::write() {
-  if (opts_.sm_count < 1) {
-    throw Error(ErrorCode::kInvalidArgument, "CUDA code generation of kernel '" + k_.name +
-                                                 "': sm_count " + std::to_string(opts_.sm_count) +
-                                                 " is not positive");
-  }
+  plan();
   CudaKernelSource result;
   result.name = k_.name;
-  result.schedule = choose_schedule();
-  result.launch = launch_config(result.schedule);
-  write_header(result.schedule);
-  if (result.schedule == CudaSchedule::kPointwise) {
+  result.schedule = schedule_;
+  result.launch = launch_config();
+  result.vector_width = vec_.width;
+  result.index32 = exprs_.index32();
+  result.persistent_rows = persistent_;
+  result.alignment = alignment();
+  write_header();
+  if (schedule_ == CudaSchedule::kPointwise) {
     write_pointwise();
   } else {
-    write_rows(result.schedule == CudaSchedule::kWarpPerRow);
+    write_rows();
   }
   out_ << "}\n";
   result.source = out_.str();
   return result;
 }
-
-}  // namespace
 
 std::string_view cuda_schedule_name(CudaSchedule s) {
   switch (s) {

@@ -11,15 +11,31 @@
 // compute (an empty outer space): do not launch.
 //
 // Schedules:
-//   kPointwise   no inner space: a grid-stride loop over the flat outer index.
+//   kPointwise   no inner space: a grid-stride loop over the flat outer index. Where every store
+//                (and, ideally, load) is contiguous in that index, each thread takes runs of
+//                `vector_width` points: contiguous loads and stores become 128-bit accesses,
+//                loads constant along the run (broadcasts) one scalar load, the rest one load
+//                per point; points after the last whole run go through a scalar tail loop.
 //   kWarpPerRow  one warp per outer point (inner size <= kWarpPerRowMaxInner).
 //   kBlockPerRow one block per outer point.
-// In the row schedules each thread accumulates a strided part of the inner space for each
-// reduction in order; a butterfly of warp shuffles (plus shared memory across a block's warps)
-// gives every thread the row value; per-inner stores are then strided over the row's threads
-// and the others are done by its first thread. Accumulation is in the reduction's accumulator
-// type (f32, f64 for f64, i64 for integers), so sums differ from the CPU's sequential order by
-// rounding only.
+// In the row schedules each thread accumulates its part of the inner space for each reduction
+// in order; a butterfly of warp shuffles (plus shared memory across a block's warps) gives
+// every thread the row value; per-inner stores are then spread over the row's threads and the
+// others are done by its first thread. Rows that fit in registers are persistent
+// (`persistent_rows`): each thread loads its chunks of `vector_width` consecutive inner points
+// once (128-bit loads where contiguous) and keeps the loads the reductions read in registers
+// through every reduction and the per-inner stores (one read of the row from memory, as in a
+// hand-written LayerNorm). Longer rows loop over the row once per reduction and once for the
+// stores. Accumulation is in the reduction's accumulator type (f32, f64 for f64, i64 for
+// integers), so sums differ from the CPU's sequential order by rounding only.
+//
+// Index arithmetic is 32-bit (`index32`) when every buffer and loop space of the kernel has at
+// most INT32_MAX elements and range analysis proves each intermediate fits; 64-bit otherwise.
+//
+// Alignment: a vectorised kernel requires every buffer pointer bound to it to be a multiple of
+// `alignment` bytes (at most 16). Arena offsets (256-byte aligned) always are; a pointer a user
+// passes in must be checked by the executor, which emits the kernel again with
+// CudaEmitOptions::vectorize = false (alignment = the element size) when it is not.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +55,9 @@ inline constexpr int64_t kWarpPerRowMaxInner = 1024;
 // Grids hold at most this many blocks per SM: two full waves of 256-thread blocks (an SM holds
 // 2048 threads), so grid-stride loops keep every SM busy and the tail stays short.
 inline constexpr int64_t kCudaBlocksPerSm = 16;
+// A persistent row keeps at most this many values per thread in registers (of 255), so
+// occupancy stays high enough to keep a row's loads in flight.
+inline constexpr int kMaxRowValuesPerThread = 64;
 // An H200 (SXM) has 132 SMs.
 inline constexpr int kH200SmCount = 132;
 
@@ -51,6 +70,11 @@ struct CudaEmitOptions {
   bool round_16bit_intermediates = true;
   // Sizes the grid only; the source does not depend on it.
   int sm_count = kH200SmCount;
+  // Vector accesses and register-resident rows where the kernel allows them; off, one scalar
+  // access per point (for buffers that are not aligned to the vector width).
+  bool vectorize = true;
+  // 32-bit index arithmetic where every buffer fits (see above); off, always 64-bit.
+  bool index32 = true;
 };
 
 struct LaunchConfig {
@@ -64,6 +88,10 @@ struct CudaKernelSource {
   std::string source;  // CUDA C++, no includes
   CudaSchedule schedule = CudaSchedule::kPointwise;
   LaunchConfig launch;
+  int vector_width = 1;          // points per vector access (1: scalar)
+  bool index32 = false;          // 32-bit index arithmetic
+  bool persistent_rows = false;  // row values kept in registers between passes
+  uint32_t alignment = 1;        // bytes every buffer pointer must be a multiple of
 };
 
 // `graph` supplies the attributes and names of the nodes that the kernel's kOp exprs came from.

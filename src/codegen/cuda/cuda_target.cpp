@@ -31,6 +31,31 @@ template <class T> static __device__ __forceinline__ T gf_shfl_xor(T v, int lane
 }
 )";
 
+// Vector accesses: N elements of T as 16-byte pieces (or one smaller piece), so each is one
+// 128-bit (or narrower) load or store. `p` must be aligned to the piece size.
+constexpr const char* kVectorHelpers = R"(
+template <class T, int N> struct alignas(sizeof(T) * N) gf_vec { T v[N]; };
+template <class T, int N> static __device__ __forceinline__ void gf_load_vec(T* dst, const T* p) {
+  constexpr int kPiece = (int)(16 / sizeof(T)) < N ? (int)(16 / sizeof(T)) : N;
+#pragma unroll
+  for (int c = 0; c < N / kPiece; ++c) {
+    const gf_vec<T, kPiece> x = *reinterpret_cast<const gf_vec<T, kPiece>*>(p + c * kPiece);
+#pragma unroll
+    for (int j = 0; j < kPiece; ++j) dst[c * kPiece + j] = x.v[j];
+  }
+}
+template <class T, int N> static __device__ __forceinline__ void gf_store_vec(T* p, const T* src) {
+  constexpr int kPiece = (int)(16 / sizeof(T)) < N ? (int)(16 / sizeof(T)) : N;
+#pragma unroll
+  for (int c = 0; c < N / kPiece; ++c) {
+    gf_vec<T, kPiece> x;
+#pragma unroll
+    for (int j = 0; j < kPiece; ++j) x.v[j] = src[c * kPiece + j];
+    *reinterpret_cast<gf_vec<T, kPiece>*>(p + c * kPiece) = x;
+  }
+}
+)";
+
 }  // namespace
 
 Target cuda_target() {
@@ -54,7 +79,7 @@ Target cuda_target() {
 }
 
 std::string cuda_prelude() {
-  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers;
+  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers + kVectorHelpers;
 }
 
 }  // namespace gf::codegen

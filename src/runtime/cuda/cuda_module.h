@@ -19,11 +19,13 @@ namespace gf {
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
   X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)              \
   X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)   \
-  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
+  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)    \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)            \
+  GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
 #define GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                                  \
-  X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphInstantiateWithFlags)       \
+  X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphInstantiateWithFlags) \
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
   X(cuGraphExecKernelNodeSetParams)
 

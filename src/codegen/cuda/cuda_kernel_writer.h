@@ -1,0 +1,92 @@
+// The CUDA emitter's internals, shared by its files: cuda_emitter.cpp (planning, header, entry
+// point), cuda_pointwise.cpp and cuda_rows.cpp (one schedule each). Not a public header.
+#pragma once
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/common/index_analysis.h"
+#include "codegen/common/kernel_exprs.h"
+#include "codegen/cuda/cuda_emitter.h"
+
+namespace gf::codegen {
+
+inline constexpr int kWarpSize = 32;
+inline constexpr int kWarpsPerBlock = kCudaBlockThreads / kWarpSize;
+static_assert(kCudaBlockThreads % kWarpSize == 0 && kWarpsPerBlock <= kWarpSize);
+
+int64_t dims_product(const std::vector<int64_t>& dims);
+
+class CudaKernelWriter {
+ public:
+  CudaKernelWriter(const fusion::FusedKernel& k, const Graph& g, const CudaEmitOptions& o);
+  CudaKernelSource write();
+
+ private:
+  // --- planning (cuda_emitter.cpp)
+  void plan();
+  // The widest vector plan over `dims` whose loads and stores `ok` accepts, or width 1.
+  VectorPlan widest_plan(fusion::ExprKind kind, const std::vector<int64_t>& dims,
+                         bool (CudaKernelWriter::*ok)(const VectorPlan&) const) const;
+  bool pointwise_plan_ok(const VectorPlan& p) const;
+  bool row_plan_ok(const VectorPlan& p) const;
+  uint32_t alignment() const;
+  LaunchConfig launch_config() const;
+  void write_header();
+  // `const <index type> <prefix><first_axis + d> = ...` for each dim of `dims`, from the flat
+  // index `flat`.
+  void unravel(const std::string& flat, const std::vector<int64_t>& dims, const std::string& prefix,
+               const std::string& indent, size_t first_axis = 0);
+  // The indices of point `base + lane` of a run (base: a multiple of the plan's width).
+  void unravel_run_point(const VectorPlan& p, const std::vector<int64_t>& dims,
+                         const std::string& base, const std::string& lane,
+                         const std::string& prefix, const std::string& indent);
+  // Writes `stores` (indices into k_.stores) for the run of p.width points at `base` of the
+  // loop space `dims` (exprs of `inner_level` there; earlier levels already written): vector
+  // loads and stores where `p` allows, the points unrolled. Loads in `cached` already have a
+  // source set.
+  void write_run(const VectorPlan& p, const std::vector<int64_t>& dims, bool inner_level,
+                 const std::string& base, const std::vector<size_t>& stores, size_t rows_ready,
+                 const std::set<fusion::ExprId>& cached, const std::string& indent);
+  std::set<fusion::ExprId> closure(const std::vector<fusion::ExprId>& roots) const;
+  bool buffer_loaded_and_stored() const;
+
+  // --- pointwise (cuda_pointwise.cpp)
+  void write_pointwise();
+  void write_pointwise_points(const std::string& first, const std::string& indent);
+  void write_pointwise_runs();
+
+  // --- rows (cuda_rows.cpp)
+  void write_rows();
+  void write_row_setup(bool warp_per_row);
+  void write_row_combine(size_t r, const std::string& acc, bool warp_per_row,
+                         const std::string& indent);
+  void write_warp_butterfly(size_t r, const std::string& acc, int first_mask,
+                            const std::string& indent);
+  void write_per_outer_stores(std::set<fusion::ExprId>& row_done, const std::string& indent);
+  void write_looped_reduction(size_t r, bool warp_per_row, std::set<fusion::ExprId>& row_done);
+  void write_looped_stores(std::set<fusion::ExprId>& row_done);
+  void open_inner_loop(const std::string& indent);
+  void write_persistent_row(bool warp_per_row, std::set<fusion::ExprId>& row_done);
+  // `for` over this thread's chunks of the row, with the bound check; closes with close_chunks.
+  void open_chunks(const std::string& indent);
+  void close_chunks(const std::string& indent);
+
+  const fusion::FusedKernel& k_;
+  const CudaEmitOptions& opts_;
+  Target target_;
+  KernelExprWriter exprs_;
+  int64_t outer_, inner_;
+  std::ostringstream out_;
+
+  CudaSchedule schedule_ = CudaSchedule::kPointwise;
+  VectorPlan vec_;           // over the outer space (pointwise) or the inner space (rows)
+  bool persistent_ = false;  // rows kept in registers
+  int64_t chunks_ = 0;       // persistent rows: vectors per row
+  int64_t chunks_per_thread_ = 0;
+  std::vector<fusion::ExprId> cached_loads_;  // persistent rows: loads kept in registers
+};
+
+}  // namespace gf::codegen
