@@ -56,6 +56,28 @@ template <class T, int N> static __device__ __forceinline__ void gf_store_vec(T*
 }
 )";
 
+// The 16-bit conversions as single instructions (sm_80 and later). Round to nearest even, as
+// the reference's; subnormals and overflow to infinity alike. Only a NaN may differ in its
+// payload bits (the instruction gives the canonical 0x7fff), and it stays a NaN.
+constexpr const char* k16BitConversions = R"(
+static __device__ __forceinline__ float gf_f16_to_f32(uint16_t h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+static __device__ __forceinline__ uint16_t gf_f32_to_f16(float f) {
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+static __device__ __forceinline__ float gf_bf16_to_f32(uint16_t b) { return __uint_as_float((uint32_t)b << 16); }
+static __device__ __forceinline__ uint16_t gf_f32_to_bf16(float f) {
+  uint16_t b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return b;
+}
+)";
+
 }  // namespace
 
 Target cuda_target() {
@@ -70,6 +92,7 @@ Target cuda_target() {
   t.float_as_bits = "__float_as_uint";
   t.bits_as_float = "__uint_as_float";
   t.define_bit_casts = false;
+  t.define_16bit_helpers = false;  // k16BitConversions
   // The bits of the host's HUGE_VALF / NAN, so constants match the CPU's exactly.
   t.f32_inf = "__uint_as_float(0x7f800000u)";
   t.f32_nan = "__uint_as_float(0x7fc00000u)";
@@ -79,7 +102,8 @@ Target cuda_target() {
 }
 
 std::string cuda_prelude() {
-  return std::string(kIntegerTypes) + scalar_prelude(cuda_target()) + kWarpHelpers + kVectorHelpers;
+  return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) + kWarpHelpers +
+         kVectorHelpers;
 }
 
 }  // namespace gf::codegen

@@ -83,9 +83,7 @@ static __device__ __forceinline__ float gf_to_f32(gf_t v) {
 #if GF_DTYPE == 0
   return v;
 #elif GF_DTYPE == 1
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-  return f;
+  return gf_f16_to_f32(v);
 #else
   return __uint_as_float(((uint32_t)v) << 16);
 #endif
