@@ -54,8 +54,8 @@ if(GF_HAVE_CUDA)
     list(APPEND gf_cudnn_hints $ENV{CUDNN_ROOT})
   endif()
   list(APPEND gf_cudnn_hints ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
-  find_path(GF_CUDNN_INCLUDE_DIR cudnn.h HINTS ${gf_cudnn_hints} PATH_SUFFIXES include
-            ${CUDAToolkit_INCLUDE_DIRS})
+  find_path(GF_CUDNN_INCLUDE_DIR cudnn.h HINTS ${gf_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include)
   find_library(GF_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${gf_cudnn_hints}
                PATH_SUFFIXES lib lib64 lib/${CMAKE_LIBRARY_ARCHITECTURE})
   if(GF_CUDNN_INCLUDE_DIR AND GF_CUDNN_LIBRARY AND EXISTS ${GF_CUDNN_INCLUDE_DIR}/cudnn_version.h)

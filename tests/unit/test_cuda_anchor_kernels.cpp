@@ -111,8 +111,13 @@ TEST(CudaAnchorKernels, SixteenBitStorageUsesTheSharedConversions) {
   for (const AnchorCase& c : cases) {
     const std::string src = emit_anchor_kernel(c.node(), c.graph, "k").source;
     const DType t = c.inputs[0].dtype();
-    if (t == DType::kF16) EXPECT_NE(src.find("return gf_f32_to_f16(v);"), std::string::npos);
-    if (t == DType::kBF16) EXPECT_NE(src.find("return gf_f32_to_bf16(v);"), std::string::npos);
+    if (t == DType::kF16) {
+      EXPECT_NE(src.find("return gf_f32_to_f16(v);"), std::string::npos) << c.name;
+    } else if (t == DType::kBF16) {
+      EXPECT_NE(src.find("return gf_f32_to_bf16(v);"), std::string::npos) << c.name;
+    } else {
+      EXPECT_NE(src.find("typedef float gf_elem;"), std::string::npos) << c.name;
+    }
   }
 }
 
