@@ -40,6 +40,42 @@ if(GF_WITH_CUDA)
   endif()
 endif()
 
+# cuDNN 9 (convolution): cudnn.h and libcudnn, in GF_CUDNN_ROOT when set (e.g. a Python
+# environment's nvidia/cudnn, which ships only the versioned libcudnn.so.9), else next to the
+# CUDA toolkit or in the system paths. Without it Conv uses the direct CUDA kernel.
+set(GF_CUDNN_ROOT "" CACHE PATH "Where cuDNN 9 is installed (holds include/cudnn.h and lib/libcudnn.so*)")
+set(GF_HAVE_CUDNN OFF)
+if(GF_HAVE_CUDA)
+  set(gf_cudnn_hints)
+  if(GF_CUDNN_ROOT)
+    list(APPEND gf_cudnn_hints ${GF_CUDNN_ROOT})
+  endif()
+  if(DEFINED ENV{CUDNN_ROOT})
+    list(APPEND gf_cudnn_hints $ENV{CUDNN_ROOT})
+  endif()
+  list(APPEND gf_cudnn_hints ${CUDAToolkit_LIBRARY_ROOT} ${CUDAToolkit_TARGET_DIR})
+  find_path(GF_CUDNN_INCLUDE_DIR cudnn.h HINTS ${gf_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS}
+            PATH_SUFFIXES include)
+  find_library(GF_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 HINTS ${gf_cudnn_hints}
+               PATH_SUFFIXES lib lib64 lib/${CMAKE_LIBRARY_ARCHITECTURE})
+  if(GF_CUDNN_INCLUDE_DIR AND GF_CUDNN_LIBRARY AND EXISTS ${GF_CUDNN_INCLUDE_DIR}/cudnn_version.h)
+    file(STRINGS ${GF_CUDNN_INCLUDE_DIR}/cudnn_version.h gf_cudnn_major
+         REGEX "^#define CUDNN_MAJOR [0-9]+")
+    string(REGEX REPLACE ".* ([0-9]+)" "\\1" gf_cudnn_major "${gf_cudnn_major}")
+    if(gf_cudnn_major VERSION_GREATER_EQUAL 9)
+      set(GF_HAVE_CUDNN ON)
+      message(STATUS "graphfuse: cuDNN ${gf_cudnn_major} found (${GF_CUDNN_LIBRARY}); Conv runs "
+                     "through cuDNN")
+    else()
+      message(STATUS "graphfuse: cuDNN at ${GF_CUDNN_INCLUDE_DIR} is version '${gf_cudnn_major}', "
+                     "not 9; Conv uses the direct CUDA kernel")
+    endif()
+  else()
+    message(STATUS "graphfuse: cuDNN 9 not found (set GF_CUDNN_ROOT to a folder with "
+                   "include/cudnn.h and lib/libcudnn.so*); Conv uses the direct CUDA kernel")
+  endif()
+endif()
+
 set(GF_HAVE_ONNX OFF)
 if(GF_WITH_ONNX)
   find_package(Protobuf QUIET)

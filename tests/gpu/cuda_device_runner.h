@@ -46,22 +46,32 @@ class CudaTestDevice {
                                 std::vector<Tensor>& buffers, unsigned char poison,
                                 bool round_16bit_intermediates = true,
                                 codegen::CudaEmitOptions options = {}) {
-    const CudaDriverApi& cu = cuda_driver();
     options.sm_count = sm_count_;
     options.round_16bit_intermediates = round_16bit_intermediates;
-    const codegen::CudaKernelSource src = codegen::emit_cuda_kernel(k, g, options);
+    std::vector<bool> is_output;
+    for (const fusion::KernelBuffer& b : k.buffers) is_output.push_back(b.is_output);
+    codegen::CudaKernelSource src = codegen::emit_cuda_kernel(k, g, options);
+    run_source(src, buffers, is_output, poison);
+    return src;
+  }
+
+  // The same for any emitted source of the common ABI (an anchor kernel, say): `buffers` in the
+  // kernel's table order, `is_output` marking those it writes.
+  void run_source(const codegen::CudaKernelSource& src, std::vector<Tensor>& buffers,
+                  const std::vector<bool>& is_output, unsigned char poison) {
+    const CudaDriverApi& cu = cuda_driver();
     const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
-    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, k.name);
-    const CUfunction fn = module->function(k.name);
+    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
+    const CUfunction fn = module->function(src.name);
 
     std::vector<std::unique_ptr<DeviceBuffer>> device;
     std::vector<CUdeviceptr> table;
-    for (size_t i = 0; i < k.buffers.size(); ++i) {
-      Tensor& t = buffers.at(i);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      Tensor& t = buffers[i];
       device.push_back(std::make_unique<DeviceBuffer>(t.nbytes()));
       table.push_back(device.back()->ptr());
       if (t.nbytes() == 0) continue;
-      if (k.buffers[i].is_output) {
+      if (is_output.at(i)) {
         GF_CU(cu.cuMemsetD8(device.back()->ptr(), poison, t.nbytes()));
       } else {
         GF_CU(cu.cuMemcpyHtoD(device.back()->ptr(), t.raw(), t.nbytes()));
@@ -78,13 +88,12 @@ class CudaTestDevice {
                               src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
     }
     GF_CU(cu.cuCtxSynchronize());
-    for (size_t i = 0; i < k.buffers.size(); ++i) {
+    for (size_t i = 0; i < buffers.size(); ++i) {
       Tensor& t = buffers[i];
-      if (k.buffers[i].is_output && t.nbytes() > 0) {
+      if (is_output[i] && t.nbytes() > 0) {
         GF_CU(cu.cuMemcpyDtoH(t.raw(), device[i]->ptr(), t.nbytes()));
       }
     }
-    return src;
   }
 
  private:

@@ -1,6 +1,8 @@
-// Anchor kernels: dispatch by op.
+// Anchor kernels: dispatch by op to the family emitters (anchor_attention.cpp,
+// anchor_window.cpp).
 #include "codegen/cuda/anchor_kernels.h"
 
+#include "codegen/cuda/anchor_kernels_impl.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
@@ -13,12 +15,41 @@ std::vector<ValueId> anchor_kernel_buffers(const Node& node) {
   return buffers;
 }
 
-bool has_cuda_anchor_kernel(Op) { return false; }
+bool has_cuda_anchor_kernel(Op op) {
+  switch (op) {
+    case Op::kAttention:
+    case Op::kMaxPool:
+    case Op::kAveragePool:
+    case Op::kGlobalMaxPool:
+    case Op::kGlobalAveragePool:
+    case Op::kConv:
+      return true;
+    default:
+      return false;
+  }
+}
 
-CudaKernelSource emit_anchor_kernel(const Node& node, const Graph&, const std::string&,
-                                    const CudaEmitOptions&) {
-  throw Error(ErrorCode::kUnsupported, "node '" + node.name + "' (" + std::string(op_name(node.op)) +
-                                           "): no CUDA kernel for this op");
+CudaKernelSource emit_anchor_kernel(const Node& node, const Graph& g, const std::string& name,
+                                    const CudaEmitOptions& options) {
+  if (options.sm_count < 1) {
+    throw Error(ErrorCode::kInvalidArgument, "node '" + node.name + "' (" +
+                                                 std::string(op_name(node.op)) + "): sm_count " +
+                                                 std::to_string(options.sm_count) +
+                                                 " is not positive");
+  }
+  switch (node.op) {
+    case Op::kAttention:
+      return emit_attention_kernel(node, g, name, options);
+    case Op::kMaxPool:
+    case Op::kAveragePool:
+    case Op::kGlobalMaxPool:
+    case Op::kGlobalAveragePool:
+      return emit_pool_kernel(node, g, name, options);
+    case Op::kConv:
+      return emit_conv_kernel(node, g, name, options);
+    default:
+      throw Error(ErrorCode::kUnsupported, describe_node(g, node) + ": no CUDA kernel for this op");
+  }
 }
 
 }  // namespace gf::codegen

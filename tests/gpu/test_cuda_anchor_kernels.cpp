@@ -1,0 +1,90 @@
+// The CUDA anchor kernels (attention, pools, direct Conv) launched on the device and compared
+// with the reference kernels (ref::run_node) over tests/gpu/cuda_anchor_cases.h. Every test
+// skips where no CUDA device is present.
+#ifdef GF_HAVE_CUDA
+
+#include "codegen/cuda/anchor_kernels.h"
+#include "cuda_anchor_cases.h"
+#include "cuda_device_runner.h"
+#include "runtime/cpu/reference/interpreter.h"
+#include "unit/test_cpu_codegen_util.h"
+
+namespace gf {
+namespace {
+
+using testing::AnchorCase;
+using testing::CudaTestDevice;
+
+// Two poisons: NaN (all ones) and a finite value, so an element the kernel leaves unwritten
+// fails in at least one run whatever its expected value.
+constexpr unsigned char kPoisons[] = {0xff, 0x5a};
+
+// Emits `c`'s node for this device and runs it; returns its output.
+Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poison) {
+  codegen::CudaEmitOptions options;
+  options.sm_count = device.sm_count();
+  const codegen::CudaKernelSource src =
+      codegen::emit_anchor_kernel(c.node(), c.graph, "anchor_" + c.name, options);
+  std::vector<Tensor> buffers = c.inputs;
+  std::vector<bool> is_output(buffers.size(), false);
+  const TensorType& out = c.graph.value(c.node().outputs[0]).type;
+  buffers.emplace_back(out.dtype, out.shape.static_dims());
+  is_output.push_back(true);
+  device.run_source(src, buffers, is_output, poison);
+  return buffers.back();
+}
+
+class CudaAnchorKernels : public ::testing::TestWithParam<size_t> {
+ protected:
+  void SetUp() override {
+    std::string reason;
+    device_ = CudaTestDevice::get(&reason);
+    if (!device_) GTEST_SKIP() << "no CUDA device: " << reason;
+  }
+  CudaTestDevice* device_ = nullptr;
+};
+
+TEST_P(CudaAnchorKernels, MatchTheReferenceKernel) {
+  const AnchorCase c = testing::all_anchor_cases().at(GetParam());
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  for (unsigned char poison : kPoisons) {
+    SCOPED_TRACE("poison " + std::to_string(poison));
+    const Tensor got = run_anchor(*device_, c, poison);
+    ASSERT_EQ(got.dtype(), want.dtype());
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaAnchorKernels,
+                         ::testing::Range<size_t>(0, testing::all_anchor_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return testing::all_anchor_cases().at(info.param).name;
+                         });
+
+class CudaAnchorKernelsLarge : public CudaAnchorKernels {};
+
+TEST_F(CudaAnchorKernelsLarge, APoolLargerThanTheGridCoversEveryOutput) {
+  // 2M outputs: several passes of the grid-stride loop on any GPU.
+  const AnchorCase c = testing::make_anchor_case(
+      "big_avgpool", Op::kAveragePool, {testing::anchor_data({8, 64, 64, 64}, 5, DType::kF32)},
+      {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+      DType::kF32);
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  const Tensor got = run_anchor(*device_, c, 0xff);
+  testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+}
+
+TEST_F(CudaAnchorKernelsLarge, LongCausalAttentionInHalfPrecision) {
+  // A prefill-sized head: 2 x 8 heads (2 K/V heads) x 512 positions x 64.
+  const AnchorCase c = testing::make_anchor_case(
+      "long_causal", Op::kAttention, testing::qkv4(2, 8, 2, 512, 512, 64, 64, DType::kF16, 70),
+      {{"is_causal", int64_t{1}}}, DType::kF16);
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  const Tensor got = run_anchor(*device_, c, 0xff);
+  testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA

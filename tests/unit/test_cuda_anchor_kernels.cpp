@@ -1,0 +1,203 @@
+// The CUDA anchor kernels (attention, pools, direct Conv) without a GPU: every case of
+// tests/gpu/cuda_anchor_cases.h is emitted and compiled by NVRTC for sm_90, launch configs are
+// checked, and what has no kernel is refused with kUnsupported naming the node. Running them is
+// tests/gpu/test_cuda_anchor_kernels.cpp. Also the cuDNN wrapper's behaviour without a device.
+#ifdef GF_HAVE_CUDA
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include "codegen/cuda/anchor_kernels.h"
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "gpu/cuda_anchor_cases.h"
+#include "graphfuse/device.h"
+#include "runtime/cuda/cudnn_conv.h"
+
+namespace gf {
+namespace {
+
+namespace fs = std::filesystem;
+using codegen::emit_anchor_kernel;
+using testing::AnchorCase;
+using testing::anchor_data;
+using testing::expect_error;
+
+std::string kernel_name(const AnchorCase& c) { return "anchor_" + c.name; }
+
+int64_t output_numel(const AnchorCase& c) {
+  int64_t n = 1;
+  for (int64_t d : c.graph.value(c.node().outputs[0]).type.shape.static_dims()) n *= d;
+  return n;
+}
+
+TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
+  const std::vector<AnchorCase> cases = testing::all_anchor_cases();
+  ASSERT_GE(cases.size(), 30u);
+  for (const AnchorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(codegen::has_cuda_anchor_kernel(c.node().op));
+    const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, kernel_name(c));
+    EXPECT_EQ(src.name, kernel_name(c));
+    EXPECT_EQ(src.source.rfind("// node '" + c.name + "' (" + std::string(op_name(c.node().op)), 0),
+              0u)
+        << src.source.substr(0, 200);
+    EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" +
+                              std::to_string(src.launch.block) + ") " + kernel_name(c) +
+                              "(void* const* buffers)"),
+              std::string::npos);
+    EXPECT_EQ(src.source.find("#include"), std::string::npos);
+    EXPECT_GE(src.launch.block, 32u);
+    EXPECT_LE(src.launch.block, 1024u);
+    EXPECT_EQ(src.launch.block % 32, 0u);
+    EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);  // static shared memory only (<= 48 KiB)
+    if (output_numel(c) == 0) {
+      EXPECT_EQ(src.launch.grid, 0u);
+    } else {
+      EXPECT_GE(src.launch.grid, 1u);
+    }
+    // Same node, same source: the kernel cache keys on it.
+    EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, kernel_name(c)).source, src.source);
+  }
+}
+
+TEST(CudaAnchorKernels, EveryCaseCompilesWithNvrtcForSm90) {
+  const std::vector<AnchorCase> cases = testing::all_anchor_cases();
+  std::vector<std::string> sources;
+  for (const AnchorCase& c : cases) {
+    sources.push_back(emit_anchor_kernel(c.node(), c.graph, kernel_name(c)).source);
+  }
+  codegen::NvrtcOptions o;
+  o.cache_dir = fs::temp_directory_path() / ("gf_test_cuda_anchor_" + std::to_string(getpid()));
+  o.use_disk_cache = false;
+  codegen::NvrtcCompiler compiler(o);
+  const auto cubins = compiler.compile_all(sources, 90);
+  for (size_t i = 0; i < cubins.size(); ++i) {
+    EXPECT_FALSE(cubins[i]->empty()) << cases[i].name;
+  }
+  std::error_code ec;
+  fs::remove_all(o.cache_dir, ec);
+}
+
+TEST(CudaAnchorKernels, BuffersArePresentInputsThenOutputs) {
+  // Attention with the mask left out but a later (past-key) slot named: the hole is skipped.
+  Node n{Op::kAttention, "a", {3, 5, 7, kNoValue}, {9}, {}};
+  EXPECT_EQ(codegen::anchor_kernel_buffers(n), (std::vector<ValueId>{3, 5, 7, 9}));
+  n.inputs = {1, kNoValue, 2};
+  n.outputs = {4, 6};
+  EXPECT_EQ(codegen::anchor_kernel_buffers(n), (std::vector<ValueId>{1, 2, 4, 6}));
+}
+
+TEST(CudaAnchorKernels, KernelsAreSpecialisedToTheNodesShapesAndAttributes) {
+  const auto cases = testing::attention_cases();
+  const AnchorCase& causal = cases.at(3);
+  ASSERT_EQ(causal.name, "attention_causal_short_queries_f32");
+  const std::string src = emit_anchor_kernel(causal.node(), causal.graph, "k").source;
+  for (const char* line : {"constexpr int64_t kSq = 19;", "constexpr int64_t kSkv = 70;",
+                           "constexpr int64_t kD = 40;", "constexpr bool kCausal = true;",
+                           "constexpr bool kHasMask = false;", "typedef float gf_elem;"}) {
+    EXPECT_NE(src.find(line), std::string::npos) << line;
+  }
+  const auto pools = testing::pool_cases();
+  const std::string pool = emit_anchor_kernel(pools.at(1).node(), pools.at(1).graph, "p").source;
+  // maxpool_ceil_dilated: 15x16, kernel 3x2, strides 2x3, dilations 2x1, pads 0,1 / 1,0, ceil.
+  EXPECT_NE(pool.find("__device__ constexpr int64_t kOut[] = {7, 6};"), std::string::npos) << pool;
+  EXPECT_NE(pool.find("__device__ constexpr int64_t kPadBegin[] = {0, 1};"), std::string::npos);
+}
+
+TEST(CudaAnchorKernels, SixteenBitStorageUsesTheSharedConversions) {
+  const auto cases = testing::attention_cases();
+  for (const AnchorCase& c : cases) {
+    const std::string src = emit_anchor_kernel(c.node(), c.graph, "k").source;
+    const DType t = c.inputs[0].dtype();
+    if (t == DType::kF16) {
+      EXPECT_NE(src.find("return gf_f32_to_f16(v);"), std::string::npos) << c.name;
+    } else if (t == DType::kBF16) {
+      EXPECT_NE(src.find("return gf_f32_to_bf16(v);"), std::string::npos) << c.name;
+    } else {
+      EXPECT_NE(src.find("typedef float gf_elem;"), std::string::npos) << c.name;
+    }
+  }
+}
+
+AnchorCase attention_case(DType t, std::vector<int64_t> q, std::vector<int64_t> k,
+                          std::vector<int64_t> v, Attributes a = {}) {
+  return testing::make_anchor_case("attn", Op::kAttention,
+                                   {anchor_data(q, 1, t), anchor_data(k, 2, t), anchor_data(v, 3, t)},
+                                   std::move(a), t);
+}
+
+TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
+  // f64 attention.
+  const AnchorCase f64 = attention_case(DType::kF64, {1, 2, 3, 8}, {1, 2, 4, 8}, {1, 2, 4, 8});
+  expect_error([&] { emit_anchor_kernel(f64.node(), f64.graph, "k"); }, ErrorCode::kUnsupported,
+               {"node 'attn'", "(Attention)", "f64[1,2,3,8]", "dtype f64"});
+  // A value head too large for the per-lane registers.
+  const AnchorCase wide =
+      attention_case(DType::kF32, {1, 1, 2, 8}, {1, 1, 3, 8}, {1, 1, 3, 1024});
+  expect_error([&] { emit_anchor_kernel(wide.node(), wide.graph, "k"); }, ErrorCode::kUnsupported,
+               {"node 'attn'", "(Attention)", "f32[1,1,3,1024]", "value head size 1024"});
+  // Symbolic batch.
+  Graph g;
+  const ValueId q = g.add_input("q", TensorType{DType::kF32, Shape({Dim("batch"), 2, 3, 8})});
+  const ValueId k = g.add_input("k", TensorType{DType::kF32, Shape({Dim("batch"), 2, 4, 8})});
+  const ValueId v = g.add_input("v", TensorType{DType::kF32, Shape({Dim("batch"), 2, 4, 8})});
+  g.add_node(Op::kAttention, "sym", {q, k, v}, {"y"});
+  infer_shapes(g);
+  expect_error([&] { emit_anchor_kernel(g.node(0), g, "k"); }, ErrorCode::kUnsupported,
+               {"node 'sym'", "(Attention)", "[batch,2,3,8]", "not static"});
+  // An op without an anchor kernel.
+  Graph m;
+  const ValueId a = m.add_input("a", TensorType{DType::kF32, Shape({2, 3})});
+  const ValueId b = m.add_input("b", TensorType{DType::kF32, Shape({3, 4})});
+  m.add_node(Op::kMatMul, "mm", {a, b}, {"y"});
+  infer_shapes(m);
+  EXPECT_FALSE(codegen::has_cuda_anchor_kernel(Op::kMatMul));
+  expect_error([&] { emit_anchor_kernel(m.node(0), m, "k"); }, ErrorCode::kUnsupported,
+               {"node 'mm'", "(MatMul)", "f32[2,3]", "no CUDA kernel"});
+  // MaxPool of int8 (the reference has it; the CUDA kernel does not).
+  const AnchorCase i8 = testing::make_anchor_case(
+      "pool", Op::kMaxPool, {anchor_data({1, 1, 4, 4}, 4, DType::kI8)},
+      {{"kernel_shape", std::vector<int64_t>{2, 2}}}, DType::kI8);
+  expect_error([&] { emit_anchor_kernel(i8.node(), i8.graph, "k"); }, ErrorCode::kUnsupported,
+               {"node 'pool'", "(MaxPool)", "i8[1,1,4,4]", "dtype i8"});
+}
+
+TEST(CudaAnchorKernels, BadNamesAndSmCountsAreInvalidArguments) {
+  const AnchorCase c = testing::pool_cases().at(0);
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "not-an-identifier"); },
+               ErrorCode::kInvalidArgument, {"not-an-identifier", "C identifier"});
+  codegen::CudaEmitOptions o;
+  o.sm_count = 0;
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", o); },
+               ErrorCode::kInvalidArgument, {"sm_count 0"});
+}
+
+TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {
+  const AnchorCase c = testing::make_anchor_case(
+      "big", Op::kAveragePool, {anchor_data({8, 64, 64, 64}, 5, DType::kF32)},
+      {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+      DType::kF32);
+  codegen::CudaEmitOptions o;
+  o.sm_count = 10;
+  const auto src = emit_anchor_kernel(c.node(), c.graph, "k", o);
+  EXPECT_EQ(src.launch.grid, 10u * codegen::kCudaBlocksPerSm);
+  EXPECT_EQ(src.launch.block, 256u);
+}
+
+TEST(CudnnConvWithoutDevice, RefusesCleanly) {
+  const CudaProbe probe = probe_cuda();
+  if (!cuda::cudnn_available()) {
+    expect_error([] { cuda::CudnnHandle h; }, ErrorCode::kUnsupported, {"no cuDNN"});
+    return;
+  }
+  if (!probe.devices.empty()) GTEST_SKIP() << "a CUDA device is present: see tests/gpu";
+  // With cuDNN but without a device, creating the handle is a device error naming the call.
+  expect_error([] { cuda::CudnnHandle h; }, ErrorCode::kDeviceError, {"cudnnCreate"});
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
