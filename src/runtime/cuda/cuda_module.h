@@ -19,7 +19,9 @@ namespace gf {
   X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
   X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload)              \
   X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)   \
-  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel)
+  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuFuncSetAttribute) X(cuStreamCreate)   \
+  X(cuStreamDestroy) X(cuStreamSynchronize) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)        \
+  X(cuMemcpyDtoDAsync)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
