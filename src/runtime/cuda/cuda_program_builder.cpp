@@ -136,6 +136,16 @@ class StepBuilder {
   }
 
   bool try_group_kernel(const fusion::Group& group, const std::string& name, std::string* why = nullptr) {
+    // A pointwise kernel iterates over its first output: outputs of other sizes (a Split into
+    // unequal parts) would be partly unwritten.
+    if (group.kind == fusion::GroupKind::kPointwise) {
+      for (ValueId v : group.outputs) {
+        if (g_.value(v).type.shape.numel() != g_.value(group.outputs.front()).type.shape.numel()) {
+          if (why) *why = describe_node(g_, g_.node(group.nodes.front())) + ": outputs of different sizes";
+          return false;
+        }
+      }
+    }
     try {
       const fusion::FusedKernel k = fusion::lower_group(g_, group, name);
       CudaStep s;
