@@ -34,24 +34,44 @@ stage() {  # stage NAME COMMAND...: runs it with its output in $out/NAME.log
   command -v cmake ninja || true
 } | tee -a "$out/summary.log"
 
+# Packages carried from another machine (scripts/gpu_deps.sh), unpacked into a prefix.
+deps=.carry/gpu-deps
+deps_args=()
+if ls "$deps"/debs/*.deb >/dev/null 2>&1; then
+  mkdir -p "$deps/root"
+  for f in "$deps"/debs/*.deb; do dpkg -x "$f" "$deps/root"; done
+  root="$PWD/$deps/root"
+  arch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+  export CPATH="$root/usr/include:${CPATH:-}"
+  export LD_LIBRARY_PATH="$root/usr/lib/$arch/openblas-openmp:$root/usr/lib/$arch:${LD_LIBRARY_PATH:-}"
+  prefixes="$root/usr"
+  deps_args=(-DGF_CBLAS_INCLUDE_DIR="$root/usr/include/$arch/openblas-openmp"
+             -DGF_OPENBLAS_LIBRARY="$root/usr/lib/$arch/openblas-openmp/libopenblas.so")
+  echo "using the packages carried in $deps" | tee -a "$out/summary.log"
+fi
+
 # What the build needs besides the toolkit: Debian's -dev packages (see docs/DESIGN.md).
 missing=()
+[ -n "${root:-}" ] && CPATH_DIRS="$root/usr/include" || CPATH_DIRS=""
 for header in fmt/core.h CLI/CLI.hpp nlohmann/json.hpp gtest/gtest.h; do
-  [ -e "/usr/include/$header" ] || [ -e "/usr/local/include/$header" ] || missing+=("$header")
+  [ -e "/usr/include/$header" ] || [ -e "/usr/local/include/$header" ] || [ -e "$CPATH_DIRS/$header" ] || missing+=("$header")
 done
-ls /usr/include/*/openblas*/cblas.h /usr/include/cblas.h /usr/include/openblas/cblas.h >/dev/null 2>&1 || missing+=("cblas.h (OpenBLAS)")
+ls /usr/include/*/openblas*/cblas.h /usr/include/cblas.h /usr/include/openblas/cblas.h $CPATH_DIRS/*/openblas*/cblas.h \
+  >/dev/null 2>&1 || missing+=("cblas.h (OpenBLAS)")
 [ -e /usr/local/cuda/include/cuda.h ] || missing+=("/usr/local/cuda/include/cuda.h (CUDA toolkit)")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "missing build dependencies: ${missing[*]}" | tee -a "$out/summary.log"
-  echo "install: libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libopenblas-openmp-dev (and the CUDA toolkit)" | tee -a "$out/summary.log"
+  echo "install libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libopenblas-openmp-dev (and the CUDA toolkit)," \
+       "or run scripts/gpu_deps.sh on a machine with apt and carry .carry/gpu-deps here" | tee -a "$out/summary.log"
   exit 2
 fi
 
 # cuDNN from the PyTorch wheel, for the parts that use it when they are built (the executor
 # itself does not need it).
 cudnn_root=/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn
-cmake_args=(-S . -B "$build" -G Ninja -DGF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
-[ -d "$cudnn_root" ] && cmake_args+=(-DCMAKE_PREFIX_PATH="$cudnn_root" -DCUDNN_ROOT="$cudnn_root")
+cmake_args=(-S . -B "$build" -G Ninja -DGF_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "${deps_args[@]}")
+[ -d "$cudnn_root" ] && prefixes="${prefixes:+$prefixes;}$cudnn_root" && cmake_args+=(-DCUDNN_ROOT="$cudnn_root")
+[ -n "${prefixes:-}" ] && cmake_args+=(-DCMAKE_PREFIX_PATH="$prefixes")
 [ -d "$cudnn_root/lib" ] && export LD_LIBRARY_PATH="$cudnn_root/lib:${LD_LIBRARY_PATH:-}"
 
 stage configure cmake "${cmake_args[@]}" || exit 1
