@@ -1,13 +1,15 @@
 // Running a graph. A Session owns a checked, shape-inferred graph and runs it on one device.
 //
-// Thread safety: run() may be called from several threads at once on one Session; each call
-// works on its own buffers.
+// Thread safety: run() may be called from several threads at once on one Session. On the CPU
+// each call works on its own buffers; on CUDA, calls that use the same compiled program (same
+// input shapes) take turns, since a program has one device arena.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graphfuse/device.h"
@@ -19,9 +21,19 @@ namespace gf {
 // or the unfused reference interpreter (the test oracle).
 enum class CpuBackend { kFused, kReference };
 
+// The arithmetic a CUDA session computes in. kFp32: f32 throughout. kTf32: f32 data, with GEMMs
+// and convolutions on the tensor cores in TF32 (10-bit mantissa products). kFp16 / kBf16: the
+// graph's f32 compute converted to 16 bits (passes/convert_precision.h: inputs and outputs stay
+// f32, a few range-sensitive ops stay f32). The CPU computes f32 exactly: it takes kFp32 and
+// kTf32 (ignored), and refuses kFp16 / kBf16.
+enum class Precision { kFp32, kTf32, kFp16, kBf16 };
+std::string_view precision_name(Precision p);
+
 struct SessionOptions {
   Device device = Device::kCpu;
+  // kReference runs the reference interpreter on the host, whatever the device.
   CpuBackend cpu_backend = CpuBackend::kFused;
+  Precision precision = Precision::kFp32;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};
@@ -41,13 +53,18 @@ class HostMemoryBudget;
 namespace cpu {
 class FusedProgram;
 }
+struct CompiledProgram;
 
 struct SessionStats {
   int programs_compiled = 0;  // distinct input shapes compiled so far
   int program_cache_hits = 0;
-  int fused_kernels = 0;      // of the most recently compiled program
-  int reference_steps = 0;
+  // Of the most recently compiled program:
+  int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
+  int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
+  int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
   int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
+  uint64_t arena_bytes = 0;        // its arena (device memory for CUDA)
+  uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
   int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
 };
 
@@ -69,7 +86,8 @@ class Session {
   SessionStats stats() const;
 
  private:
-  std::shared_ptr<const cpu::FusedProgram> program_for(const std::vector<Tensor>& inputs) const;
+  // Null when the graph's shapes depend on input data (it then runs on the interpreter).
+  std::shared_ptr<const CompiledProgram> program_for(const std::vector<Tensor>& inputs) const;
 
   Graph graph_;
   SessionOptions options_;

@@ -9,11 +9,8 @@
 #include <span>
 #include <mutex>
 
-#include "codegen/cpu/jit_compiler.h"
-#include "passes/fold_constants.h"
-#include "passes/pipeline.h"
-#include "runtime/cpu/fused_program.h"
 #include "runtime/cpu/reference/interpreter.h"
+#include "runtime/session_programs.h"
 
 namespace gf {
 
@@ -61,27 +58,6 @@ uint64_t physical_memory_bytes() {
   if (pages <= 0 || page_size <= 0) return UINT64_MAX;
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
-// One JIT for the process: its in-memory cache then serves every session. Never destroyed:
-// at exit, unloading compiled libraries would race with other static destructors.
-codegen::JitCompiler& process_jit() {
-  static codegen::JitCompiler* jit = new codegen::JitCompiler();
-  return *jit;
-}
-
-// The graph specialised to concrete input shapes: dims bound, shapes inferred, shape
-// subgraphs and other constant work folded, then the graph passes.
-Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
-  Graph bound = g;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bound.value(bound.inputs()[i]).type.shape = Shape::from_static(inputs[i].dims());
-  }
-  fold_constants(bound, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
-  PassOptions passes;
-  passes.disabled = options.disabled_passes;
-  passes.dump_after = options.dump_after_pass;
-  run_passes(bound, passes);
-  return bound;
-}
 
 bool all_shapes_static(const Graph& g) {
   for (size_t v = 0; v < g.num_values(); ++v)
@@ -93,7 +69,7 @@ bool all_shapes_static(const Graph& g) {
 
 struct Session::ProgramCache {
   std::mutex mutex;
-  std::list<std::pair<std::vector<std::vector<int64_t>>, std::shared_ptr<const cpu::FusedProgram>>> lru;
+  std::list<std::pair<std::vector<std::vector<int64_t>>, std::shared_ptr<const CompiledProgram>>> lru;
   SessionStats stats;
 };
 
@@ -108,17 +84,20 @@ Session::Session(Graph graph, SessionOptions options)
     throw Error(ErrorCode::kInvalidArgument, "max_cached_programs must be at least 1");
   }
   infer_shapes(graph_);
+  if (options_.device == Device::kCpu &&
+      (options_.precision == Precision::kFp16 || options_.precision == Precision::kBf16)) {
+    throw Error(ErrorCode::kInvalidArgument, "precision " + std::string(precision_name(options_.precision)) +
+                                                 " needs device cuda (the CPU computes f32)");
+  }
   if (options_.device == Device::kCuda) {
     CudaProbe probe = probe_cuda();
     if (probe.devices.empty()) {
       throw Error(ErrorCode::kDeviceError, "cannot run on cuda: " + probe.reason);
     }
-    throw Error(ErrorCode::kUnsupported,
-                "cannot run on cuda: this version of graphfuse has no CUDA executor yet");
   }
 }
 
-std::shared_ptr<const cpu::FusedProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
+std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
   std::vector<std::vector<int64_t>> key;
   for (const Tensor& t : inputs) key.push_back(t.dims());
   ProgramCache& cache = *programs_;
@@ -134,9 +113,9 @@ std::shared_ptr<const cpu::FusedProgram> Session::program_for(const std::vector<
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
   // same shape both compile; the JIT's cache makes the second one cheap.
   Graph bound = specialise(graph_, inputs, options_);
-  std::shared_ptr<const cpu::FusedProgram> program;
+  std::shared_ptr<const CompiledProgram> program;
   if (all_shapes_static(bound)) {
-    program = std::make_shared<const cpu::FusedProgram>(std::move(bound), process_jit());
+    program = std::make_shared<const CompiledProgram>(compile_program(std::move(bound), options_));
   }
   std::lock_guard lock(cache.mutex);
   // A null entry remembers that this shape's graph has data-dependent shapes: such graphs run on
@@ -145,9 +124,7 @@ std::shared_ptr<const cpu::FusedProgram> Session::program_for(const std::vector<
   while (cache.lru.size() > static_cast<size_t>(options_.max_cached_programs)) cache.lru.pop_back();
   if (program) {
     ++cache.stats.programs_compiled;
-    cache.stats.fused_kernels = program->stats().fused_kernels;
-    cache.stats.reference_steps = program->stats().reference_steps;
-    cache.stats.fallback_nodes = program->stats().fallback_nodes;
+    program->record(cache.stats);
   }
   return program;
 }
@@ -157,7 +134,7 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
   if (options_.cpu_backend == CpuBackend::kReference) {
     return ref::run_graph(graph_, inputs, budget_.get());
   }
-  std::shared_ptr<const cpu::FusedProgram> program = program_for(inputs);
+  std::shared_ptr<const CompiledProgram> program = program_for(inputs);
   if (!program) {
     {
       std::lock_guard lock(programs_->mutex);
@@ -165,19 +142,30 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
     }
     return ref::run_graph(graph_, inputs, budget_.get());
   }
-  // The arena and the outputs count against the host memory cap for the length of the run.
-  uint64_t bytes = program->stats().arena_bytes;
+  // The host arena and the outputs count against the host memory cap for the length of the run.
+  uint64_t bytes = program->host_arena_bytes();
   for (ValueId v : program->graph().outputs()) {
     const Value& val = program->graph().value(v);
     bytes += static_cast<uint64_t>(val.type.shape.numel()) * dtype_size(val.type.dtype);
   }
-  budget_->reserve_bytes(bytes, "a run of the fused CPU program (arena and outputs)");
+  budget_->reserve_bytes(bytes, program->cpu ? "a run of the fused CPU program (arena and outputs)"
+                                             : "a run of the CUDA program (its outputs on the host)");
   struct Release {
     ref::HostMemoryBudget& budget;
     uint64_t bytes;
     ~Release() { budget.release(bytes); }
   } release{*budget_, bytes};
   return program->run(inputs);
+}
+
+std::string_view precision_name(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kTf32: return "tf32";
+    case Precision::kFp16: return "fp16";
+    case Precision::kBf16: return "bf16";
+  }
+  return "fp32";
 }
 
 SessionStats Session::stats() const {

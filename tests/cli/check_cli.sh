@@ -101,7 +101,19 @@ check run_input_wrong_dtype 1 "^error: input 'x' \(declared f32\[2,3\]\) got i64
 check run_input_truncated_npy 1 "^error: '.*short.npy': the data holds 10 bytes" -- run "$tmp/relu.onnx" --input "x=$tmp/short.npy"
 check run_shape_wrong_rank 1 "^error: .*'x' is declared f32\[2,3\]" -- run "$tmp/relu.onnx" --shape x=6
 check run_shape_bad_syntax 1 "^error: --shape 'x=2by3'" -- run "$tmp/relu.onnx" --shape x=2by3
-check run_cuda 1 '^error: cannot run on cuda' -- run "$tmp/relu.onnx" --device cuda
+if "$bin" devices | grep -q '^cuda:[0-9]'; then
+  check run_cuda 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --device cuda --iterations 1
+else
+  check run_cuda 1 '^error: cannot run on cuda' -- run "$tmp/relu.onnx" --device cuda
+fi
+check run_precision_bad 1 "^error: --precision must be fp32, tf32, fp16 or bf16, got 'fp8'" -- run "$tmp/relu.onnx" --precision fp8
+check run_precision_fp16_cpu 1 '^error: --precision fp16 needs --device cuda' -- run "$tmp/relu.onnx" --precision fp16
+check run_precision_bf16_cpu 1 '^error: --precision bf16 needs --device cuda' -- run "$tmp/relu.onnx" --precision bf16 --device cpu
+check run_precision_tf32_cpu 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --precision tf32 --iterations 1
+check run_builtin 0 'output y: f32\[1,8,256\]' -- run builtin:gpt2 --shape x=1x8x256 --cpu-backend reference --iterations 1
+check run_builtin_unbound 1 "^error: input 'x' has dynamic shape" -- run builtin:gpt2
+check run_builtin_unknown 1 "^error: unknown built-in model 'builtin:nope'" -- run builtin:nope
+check_one_line_error run_precision_one_line -- run "$tmp/relu.onnx" --precision fp16
 for bad in truncated random unknown_op missing_init cycle neg_dim absurd_dim absurd_init; do
   check_one_line_error "run_${bad}_one_line" -- run "$tmp/$bad.onnx"
 done

@@ -39,6 +39,17 @@ TEST(Session, CudaWithoutDeviceIsAClearError) {
                {"no CUDA device"});
 }
 
+TEST(Session, SixteenBitPrecisionOnTheCpuIsAClearError) {
+  for (Precision p : {Precision::kFp16, Precision::kBf16}) {
+    GraphBuilder b;
+    b.output(b.op1(Op::kRelu, {b.input("x", DType::kF32, Shape{2})}));
+    SessionOptions options;
+    options.precision = p;
+    expect_error([&] { Session(b.build(), options); }, ErrorCode::kInvalidArgument,
+                 {std::string(precision_name(p)), "needs device cuda"});
+  }
+}
+
 TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n"))});

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <random>
 
+#include "graphfuse/models.h"
 #include "ir/dtype_dispatch.h"
 #include "passes/fold_constants.h"
 #include "runtime/cpu/reference/interpreter.h"
@@ -42,6 +43,38 @@ Graph load_onnx_model(const std::string& path, OnnxImportOptions options) {
   Graph g = import_onnx(path, options);
   fold_constants(g, evaluate);
   return g;
+}
+
+Precision parse_precision(const std::string& name, const std::string& device) {
+  Precision p;
+  if (name == "fp32") {
+    p = Precision::kFp32;
+  } else if (name == "tf32") {
+    p = Precision::kTf32;
+  } else if (name == "fp16") {
+    p = Precision::kFp16;
+  } else if (name == "bf16") {
+    p = Precision::kBf16;
+  } else {
+    throw Error(ErrorCode::kInvalidArgument, "--precision must be fp32, tf32, fp16 or bf16, got '" + name + "'");
+  }
+  if ((p == Precision::kFp16 || p == Precision::kBf16) && device != "cuda") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--precision " + name + " needs --device cuda (the CPU computes f32)");
+  }
+  return p;
+}
+
+Graph load_model(const std::string& model, OnnxImportOptions options) {
+  if (model == "builtin:gpt2") {
+    Graph g = models::gpt2_stack(models::Gpt2Config{});
+    infer_shapes(g);
+    return g;
+  }
+  if (model.starts_with("builtin:")) {
+    throw Error(ErrorCode::kInvalidArgument, "unknown built-in model '" + model + "' (there is builtin:gpt2)");
+  }
+  return load_onnx_model(model, std::move(options));
 }
 
 std::string file_name_for(const std::string& tensor_name) {

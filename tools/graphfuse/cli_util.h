@@ -8,6 +8,7 @@
 
 #include "graphfuse/graph.h"
 #include "graphfuse/onnx.h"
+#include "graphfuse/session.h"
 
 namespace gf::cli {
 
@@ -16,6 +17,14 @@ std::pair<std::string, std::vector<int64_t>> parse_shape_binding(const std::stri
                                                                  const std::string& flag);
 // "NAME=PATH" -> {"NAME", "PATH"}.
 std::pair<std::string, std::string> parse_name_value(const std::string& arg, const std::string& flag);
+
+// "fp32", "tf32", "fp16" or "bf16"; kInvalidArgument for other names, and for fp16/bf16 on a
+// device other than cuda.
+Precision parse_precision(const std::string& name, const std::string& device);
+
+// An ONNX model (load_onnx_model), or "builtin:gpt2": the demo's model, default configuration,
+// its dims left symbolic (`options` then ignored).
+Graph load_model(const std::string& model, OnnxImportOptions options);
 
 // Imports an ONNX model and folds its constants (shape subgraphs included) with the reference
 // interpreter.

@@ -18,7 +18,7 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after;
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32";
   std::vector<std::string> disabled_passes;
   int iterations = 10;
 };
@@ -42,6 +42,7 @@ int run_model(const RunOptions& o) {
     throw Error(ErrorCode::kInvalidArgument,
                 "--cpu-backend must be fused or reference, got '" + o.cpu_backend + "'");
   }
+  const Precision precision = parse_precision(o.precision, o.device);
   OnnxImportOptions import_options;
   for (const std::string& s : o.shapes) {
     auto [name, dims] = parse_shape_binding(s, "--shape");
@@ -59,7 +60,7 @@ int run_model(const RunOptions& o) {
       throw Error(ErrorCode::kInvalidArgument, "--input " + name + " is given twice");
     }
   }
-  Graph graph = load_onnx_model(o.model, import_options);
+  Graph graph = load_model(o.model, import_options);
 
   std::map<std::string, Tensor> inputs;
   uint32_t seed = 1;
@@ -68,6 +69,16 @@ int run_model(const RunOptions& o) {
     auto it = given.find(in.name);
     if (it != given.end()) {
       inputs.emplace(in.name, it->second);
+      continue;
+    }
+    auto bound = import_options.input_shapes.find(in.name);
+    if (!in.type.shape.is_static() && bound != import_options.input_shapes.end()) {
+      // A built-in model's dims are bound here (an ONNX model's were at import).
+      if (bound->second.size() != in.type.shape.rank()) {
+        throw Error(ErrorCode::kInvalidArgument, "--shape " + in.name + " has rank " + std::to_string(bound->second.size()) +
+                                                     ", but '" + in.name + "' is declared " + in.type.to_string());
+      }
+      inputs.emplace(in.name, random_tensor(TensorType{in.type.dtype, Shape::from_static(bound->second)}, seed++));
       continue;
     }
     if (!in.type.shape.is_static()) {
@@ -82,6 +93,7 @@ int run_model(const RunOptions& o) {
   session_options.cpu_backend = o.cpu_backend == "fused" ? CpuBackend::kFused : CpuBackend::kReference;
   session_options.dump_after_pass = o.dump_after;
   session_options.disabled_passes = o.disabled_passes;
+  session_options.precision = precision;
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -112,7 +124,11 @@ int run_model(const RunOptions& o) {
     std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min, lat.median, lat.p90);
     const SessionStats st = session.stats();
     const std::string stats = "{\"cpu_backend\": " + json_string(o.cpu_backend) +
+                              ", \"precision\": " + json_string(o.precision) +
                               ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
+                              ", \"library_calls\": " + std::to_string(st.library_calls) +
+                              ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
+                              ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
                               ", \"reference_steps\": " + std::to_string(st.reference_steps) +
                               ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) + "}";
     write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
@@ -128,11 +144,14 @@ int run_model(const RunOptions& o) {
 void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Run an ONNX model on given or random inputs");
-  sub->add_option("model", o->model, "the .onnx file")->required();
+  sub->add_option("model", o->model, "the .onnx file, or builtin:gpt2 (the demo model; bind x with --shape)")
+      ->required();
   sub->add_option("--shape", o->shapes, "NAME=DIMS, e.g. input_ids=1x128 (binds dynamic dims)");
   sub->add_option("--input", o->inputs, "NAME=FILE.npy (random data for inputs not given)");
   sub->add_option("--output-dir", o->output_dir, "write each output as DIR/NAME.npy");
   sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--precision", o->precision, "fp32, tf32, fp16 or bf16 (the last three for cuda)")
+      ->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();
   sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass (see plan --help)");

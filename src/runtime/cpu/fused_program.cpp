@@ -8,8 +8,8 @@
 #include "codegen/cpu/jit_compiler.h"
 #include "fusion/kernel_ir.h"
 #include "fusion/plan.h"
-#include "ir/infer.h"
-#include "runtime/cpu/reference/kernels.h"
+#include "runtime/cpu/reference_step.h"
+#include "runtime/step_lifetimes.h"
 
 namespace gf::cpu {
 
@@ -101,36 +101,20 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
   }
 
   // Intermediates live in one arena, placed by their lifetimes over the steps.
-  std::vector<bool> external(graph_.num_values(), false);
-  for (ValueId v : graph_.inputs()) external[static_cast<size_t>(v)] = true;
-  for (ValueId v : graph_.outputs()) external[static_cast<size_t>(v)] = true;
-  for (size_t v = 0; v < graph_.num_values(); ++v)
-    if (graph_.value(static_cast<ValueId>(v)).is_constant()) external[v] = true;
-  arena_slot_.assign(graph_.num_values(), -1);
-  std::vector<BufferLifetime> lifetimes;
-  auto touch = [&](ValueId v, int step, bool write) {
-    if (v == kNoValue || external[static_cast<size_t>(v)]) return;
-    int& slot = arena_slot_[static_cast<size_t>(v)];
-    if (slot < 0) {
-      GF_ASSERT(write, "a step reads a value before any step writes it");
-      slot = static_cast<int>(lifetimes.size());
-      const Value& val = graph_.value(v);
-      const int64_t n = checked_numel(static_dims(graph_, v));
-      lifetimes.push_back({static_cast<uint64_t>(n) * dtype_size(val.type.dtype), step, step});
-    }
-    lifetimes[static_cast<size_t>(slot)].last_use = std::max(lifetimes[static_cast<size_t>(slot)].last_use, step);
-  };
-  for (int i = 0; i < static_cast<int>(steps_.size()); ++i) {
-    const Step& s = steps_[static_cast<size_t>(i)];
+  std::vector<StepBuffers> buffers(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
     if (s.kind == Step::Kind::kKernel) {
-      for (size_t b = 0; b < s.buffer_values.size(); ++b) touch(s.buffer_values[b], i, s.buffer_is_output[b]);
+      for (size_t b = 0; b < s.buffer_values.size(); ++b)
+        (s.buffer_is_output[b] ? buffers[i].writes : buffers[i].reads).push_back(s.buffer_values[b]);
     } else {
-      const Node& n = graph_.node(s.node);
-      for (ValueId v : n.outputs) touch(v, i, true);
-      for (ValueId v : n.inputs) touch(v, i, false);
+      buffers[i].writes = graph_.node(s.node).outputs;
+      buffers[i].reads = graph_.node(s.node).inputs;
     }
   }
-  memory_ = plan_memory(lifetimes);
+  StepLifetimes lifetimes = step_lifetimes(graph_, buffers);
+  arena_slot_ = std::move(lifetimes.slot_of_value);
+  memory_ = plan_memory(lifetimes.buffers);
   stats_.arena_bytes = memory_.arena_bytes;
   stats_.arena_lower_bound = memory_.lower_bound;
 }
@@ -192,35 +176,8 @@ std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
     in_tensors.clear();
     out_tensors.clear();
     for (ValueId v : n.inputs) in_tensors.push_back(v == kNoValue ? Tensor() : wrap(v));
-    for (ValueId v : n.outputs) {
-      out_tensors.push_back(wrap(v));
-      // Reference kernels may rely on zeroed outputs, as fresh tensors are.
-      if (out_tensors.back().nbytes()) std::memset(out_tensors.back().raw(), 0, out_tensors.back().nbytes());
-    }
-    // Inference validates what depends on data (an axis given as an input, say), as it does in
-    // the interpreter; its shapes must be the ones planned.
-    std::vector<TensorType> types(in_tensors.size());
-    std::vector<const TensorType*> type_ptrs(in_tensors.size(), nullptr);
-    std::vector<const Tensor*> value_ptrs(in_tensors.size(), nullptr);
-    for (size_t i = 0; i < in_tensors.size(); ++i) {
-      if (!in_tensors[i].defined()) continue;
-      types[i] = TensorType{in_tensors[i].dtype(), Shape::from_static(in_tensors[i].dims())};
-      type_ptrs[i] = &types[i];
-      value_ptrs[i] = &in_tensors[i];
-    }
-    const std::vector<TensorType> checked = infer_node(n, type_ptrs, value_ptrs);
-    for (size_t i = 0; i < n.outputs.size(); ++i) {
-      GF_ASSERT(checked[i] == graph_.value(n.outputs[i]).type, "run-time shape differs from the plan");
-    }
-    const ref::KernelArgs kargs{n, in_tensors, out_tensors};
-    const ref::Kernel k = ref::kernel_table()[static_cast<size_t>(n.op)];
-    GF_ASSERT(k != nullptr, "op without a reference kernel");
-    try {
-      k(kargs);
-    } catch (const Error& e) {
-      if (std::string_view(e.what()).starts_with("node '")) throw;
-      ref::kernel_fail(kargs, e.what(), e.code());
-    }
+    for (ValueId v : n.outputs) out_tensors.push_back(wrap(v));
+    run_reference_step(graph_, n, in_tensors, out_tensors);
   }
   return outputs;
 }

@@ -1,0 +1,193 @@
+// CudaProgram: compiling the steps' kernels, placing memory, uploading weights and pointer
+// tables (all once), and running the steps eagerly on the program's stream.
+#include "runtime/cuda/cuda_program.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/error.h"
+#include "passes/split_gemm_scaling.h"
+#include "runtime/cuda/cuda_steps.h"
+
+namespace gf::cuda {
+
+namespace {
+
+// Kernels may use this much dynamic shared memory without asking for more.
+constexpr uint32_t kDefaultDynamicSharedBytes = 48 * 1024;
+
+void load_kernels(CudaProgramState& state, const CudaContext& ctx) {
+  std::vector<std::string> sources;
+  for (const CudaStep& s : state.steps)
+    if (s.kind == CudaStep::Kind::kKernel) sources.push_back(s.kernel.source);
+  const std::vector<codegen::CubinPtr> cubins = process_nvrtc().compile_all(sources, ctx.compute_capability());
+  size_t next = 0;
+  for (CudaStep& s : state.steps) {
+    if (s.kind != CudaStep::Kind::kKernel) continue;
+    state.modules.push_back(CudaModule::load(*cubins[next++], s.kernel.name));
+    s.fn = state.modules.back()->function(s.kernel.name);
+    const uint32_t shared = s.kernel.launch.dynamic_shared_bytes;
+    if (shared > kDefaultDynamicSharedBytes) {
+      check_cu(cuda_driver().cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                static_cast<int>(shared)),
+               "cuFuncSetAttribute (" + s.label + ", " + std::to_string(shared) + " bytes of shared memory)");
+    }
+  }
+}
+
+}  // namespace
+
+CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
+  const ValueId root = storage_of[static_cast<size_t>(v)];
+  if (g.value(root).is_constant()) {
+    const CUdeviceptr p = weights.ptr(root);
+    GF_ASSERT(p != 0, "a device step reads a weight that was not uploaded");
+    return p;
+  }
+  const int slot = slot_of_value[static_cast<size_t>(v)];
+  GF_ASSERT(slot >= 0, "a device step uses a value with no arena slot");
+  return arena.ptr() + memory.offsets[static_cast<size_t>(slot)];
+}
+
+CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
+    : graph_(std::move(graph)), state_(std::make_unique<CudaProgramState>()) {
+  const CudaContext& ctx = CudaContext::get();
+  split_gemm_scaling(graph_);
+  CudaProgramState& st = *state_;
+  st.libraries.allow_tf32 = options.allow_tf32;
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count());
+  load_kernels(st, ctx);
+
+  // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
+  std::vector<StepBuffers> uses;
+  for (const CudaStep& s : st.steps) uses.push_back(s.reads_and_writes(graph_));
+  StepLifetimes lifetimes = step_lifetimes(graph_, uses, LifetimeOptions{true, true, st.storage_of});
+  st.memory = plan_memory(lifetimes.buffers);
+  st.slot_of_value = std::move(lifetimes.slot_of_value);
+  const std::string what = "'" + graph_.name + "'";
+  st.arena = DeviceBuffer(st.memory.arena_bytes, "the arena of " + what);
+
+  // Weights the device steps read (through views too), once.
+  std::vector<ValueId> weights;
+  size_t workspace = 0;
+  for (size_t i = 0; i < st.steps.size(); ++i) {
+    const CudaStep& s = st.steps[i];
+    if (s.kind == CudaStep::Kind::kHost) continue;
+    for (ValueId v : uses[i].reads) {
+      if (v == kNoValue) continue;
+      const ValueId root = st.storage_of[static_cast<size_t>(v)];
+      if (graph_.value(root).is_constant()) weights.push_back(root);
+    }
+    if (s.kind == CudaStep::Kind::kGemm) workspace = std::max(workspace, kGemmWorkspaceBytes);
+    if (s.kind == CudaStep::Kind::kConv) workspace = std::max(workspace, s.conv->workspace_bytes());
+  }
+  st.weights = DeviceWeights(graph_, weights);
+  st.workspace = DeviceBuffer(workspace, "the library workspace of " + what);
+
+  // Every kernel's pointer table, filled once: no address changes between runs.
+  std::vector<CUdeviceptr> table;
+  for (CudaStep& s : st.steps) {
+    if (s.kind != CudaStep::Kind::kKernel) continue;
+    s.table_index = table.size();
+    for (ValueId v : s.buffers) table.push_back(st.device_ptr(graph_, v));
+  }
+  st.tables = DeviceBuffer(table.size() * sizeof(CUdeviceptr), "the kernel tables of " + what);
+  if (!table.empty()) {
+    check_cu(cuda_driver().cuMemcpyHtoD(st.tables.ptr(), table.data(), st.tables.bytes()),
+             "cuMemcpyHtoD (kernel pointer tables)");
+  }
+  st.stream = std::make_unique<CudaStream>();
+
+  stats_.arena_bytes = st.memory.arena_bytes;
+  stats_.arena_lower_bound = st.memory.lower_bound;
+  stats_.weight_bytes = st.weights.bytes();
+  stats_.workspace_bytes = workspace;
+}
+
+CudaProgram::~CudaProgram() {
+  // Frees and unloads need the context current on this thread.
+  try {
+    CudaContext::get();
+  } catch (const Error&) {
+  }
+}
+
+std::vector<std::string> CudaProgram::kernel_sources() const {
+  std::vector<std::string> out;
+  for (const CudaStep& s : state_->steps)
+    if (s.kind == CudaStep::Kind::kKernel) out.push_back(s.kernel.source);
+  return out;
+}
+
+std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
+  GF_ASSERT(inputs.size() == graph_.inputs().size());
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  const CudaDriverApi& cu = cuda_driver();
+  const CudaProgramState& st = *state_;
+  const CUstream stream = st.stream->get();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ValueId v = graph_.inputs()[i];
+    if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0) continue;  // unused
+    check_cu(cu.cuMemcpyHtoDAsync(st.device_ptr(graph_, v), inputs[i].raw(), inputs[i].nbytes(), stream),
+             "cuMemcpyHtoDAsync (input '" + graph_.value(v).name + "')");
+  }
+  for (const CudaStep& s : st.steps) {
+    switch (s.kind) {
+      case CudaStep::Kind::kKernel: {
+        const codegen::LaunchConfig& l = s.kernel.launch;
+        if (l.grid == 0) break;
+        CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
+        void* params[] = {&table};
+        check_cu(cu.cuLaunchKernel(s.fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes, stream, params, nullptr),
+                 "cuLaunchKernel (" + s.label + ")");
+        break;
+      }
+      case CudaStep::Kind::kGemm: {
+        const GemmPlan& p = *s.gemm_plan;
+        const uint64_t es = dtype_size(p.spec.dtype);
+        const CUdeviceptr a = st.device_ptr(graph_, p.a), b = st.device_ptr(graph_, p.b);
+        const CUdeviceptr c = st.device_ptr(graph_, p.c);
+        const CUdeviceptr bias = p.bias == kNoValue ? 0 : st.device_ptr(graph_, p.bias);
+        auto address = [](CUdeviceptr base, int64_t offset, uint64_t size) {
+          return reinterpret_cast<void*>(static_cast<uintptr_t>(base + static_cast<uint64_t>(offset) * size));
+        };
+        for (const GemmCall& call : p.calls) {
+          s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
+                      address(c, call.c_offset, es), st.workspace.address(), stream);
+        }
+        break;
+      }
+      case CudaStep::Kind::kConv: {
+        const Node& n = graph_.node(s.node);
+        const bool has_bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+        auto address = [&](ValueId v) {
+          return reinterpret_cast<void*>(static_cast<uintptr_t>(st.device_ptr(graph_, v)));
+        };
+        s.conv->run(address(n.inputs[0]), address(n.inputs[1]), has_bias ? address(n.inputs[2]) : nullptr,
+                    address(n.outputs[0]), st.workspace.address(), stream);
+        break;
+      }
+      case CudaStep::Kind::kHost: run_host_step(graph_, st, s); break;
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (ValueId v : graph_.outputs()) {
+    const Value& val = graph_.value(v);
+    outputs.emplace_back(val.type.dtype, val.type.shape.static_dims());
+    Tensor& t = outputs.back();
+    if (t.nbytes() == 0) continue;
+    const Value& root = graph_.value(st.storage_of[static_cast<size_t>(v)]);
+    if (root.is_constant()) {  // an output that is a weight (or a view of one) never left the host
+      std::memcpy(t.raw(), root.constant.raw(), t.nbytes());
+      continue;
+    }
+    check_cu(cu.cuMemcpyDtoHAsync(t.raw(), st.device_ptr(graph_, v), t.nbytes(), stream),
+             "cuMemcpyDtoHAsync (output '" + val.name + "')");
+  }
+  st.stream->synchronize("a run of '" + graph_.name + "'");
+  return outputs;
+}
+
+}  // namespace gf::cuda

@@ -1,0 +1,248 @@
+// From a fusion plan to CUDA steps. Each group takes the first path that accepts it:
+//   pointwise/reduction  one generated kernel;
+//   GEMM/attention       the anchor through cuBLASLt, cuDNN or a hand-written kernel, then the
+//                        epilogue as one generated kernel;
+//   view                 metadata views alias their input; strided views one generated kernel;
+//   opaque               node by node.
+// A group that no path takes as a whole is taken node by node: a metadata view aliases, an
+// anchor tries its libraries and kernels, any other node its own generated kernel, and what is
+// left runs on the host (counted, with the reason, in the stats).
+#include <algorithm>
+
+#include "codegen/cuda/anchor_kernels.h"
+#include "fusion/kernel_ir.h"
+#include "fusion/op_costs.h"
+#include "fusion/plan.h"
+#include "runtime/cuda/cuda_steps.h"
+
+namespace gf::cuda {
+
+StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
+  StepBuffers b;
+  switch (kind) {
+    case Kind::kKernel:
+      for (size_t i = 0; i < buffers.size(); ++i) (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
+      break;
+    case Kind::kGemm:
+      b.reads = {gemm_plan->a, gemm_plan->b, gemm_plan->bias};
+      b.writes = {gemm_plan->c};
+      break;
+    case Kind::kConv:
+    case Kind::kHost:
+      b.reads = g.node(node).inputs;
+      b.writes = g.node(node).outputs;
+      break;
+  }
+  return b;
+}
+
+namespace {
+
+bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported; }
+
+class StepBuilder {
+ public:
+  StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count)
+      : g_(g), state_(state), stats_(stats) {
+    emit_options_.sm_count = sm_count;
+  }
+
+  void build() {
+    state_.storage_of.resize(g_.num_values());
+    for (size_t v = 0; v < g_.num_values(); ++v) state_.storage_of[v] = static_cast<ValueId>(v);
+    const fusion::Plan plan = fusion::plan_fusion(g_, fusion::CostModel::h200());
+    stats_.nodes = static_cast<int>(g_.num_nodes());
+    for (const fusion::Group& group : plan.groups) {
+      if (group.outputs.empty()) continue;  // nothing reads it
+      add_group(group);
+    }
+  }
+
+ private:
+  void add_group(const fusion::Group& group) {
+    std::vector<NodeId> rest;  // what the group's own path did not take
+    switch (group.kind) {
+      case fusion::GroupKind::kPointwise:
+      case fusion::GroupKind::kReduction:
+        if (!try_group_kernel(group, "gf_kernel_" + std::to_string(group.id))) rest = group.nodes;
+        break;
+      case fusion::GroupKind::kGemm:
+      case fusion::GroupKind::kAttention: {
+        add_node(group.anchor);
+        std::vector<NodeId> epilogue;
+        for (NodeId id : group.nodes)
+          if (id != group.anchor) epilogue.push_back(id);
+        if (!epilogue.empty() && !try_group_kernel(group, "gf_epilogue_" + std::to_string(group.id))) rest = epilogue;
+        break;
+      }
+      case fusion::GroupKind::kView: {
+        bool metadata = true;
+        for (NodeId id : group.nodes) metadata = metadata && fusion::is_metadata_view(g_.node(id).op);
+        if (metadata) {
+          rest = group.nodes;  // add_node aliases each
+          break;
+        }
+        fusion::Group as_kernel = group;
+        as_kernel.kind = fusion::GroupKind::kPointwise;
+        if (!try_group_kernel(as_kernel, "gf_view_" + std::to_string(group.id))) rest = group.nodes;
+        break;
+      }
+      case fusion::GroupKind::kOpaque: rest = group.nodes; break;
+    }
+    for (NodeId id : rest) add_node(id);
+  }
+
+  // One node alone, by the first path that takes it.
+  void add_node(NodeId id) {
+    const Node& n = g_.node(id);
+    if (fusion::is_metadata_view(n.op) && n.inputs[0] != kNoValue) {
+      state_.storage_of[static_cast<size_t>(n.outputs[0])] = state_.storage_of[static_cast<size_t>(n.inputs[0])];
+      ++stats_.aliased_views;
+      return;
+    }
+    std::string why;
+    if ((n.op == Op::kMatMul || n.op == Op::kGemm) && try_gemm(n, why)) return;
+    if (n.op == Op::kConv && try_conv(id, why)) return;
+    const OpKind kind = op_info(n.op).kind;
+    if (kind == OpKind::kElementwise || kind == OpKind::kBroadcast || kind == OpKind::kInjective ||
+        kind == OpKind::kReduction) {
+      if (try_group_kernel(single_node_group(id), "gf_node_" + std::to_string(id), &why)) return;
+    }
+    if (codegen::has_cuda_anchor_kernel(n.op) && try_anchor_kernel(id, why)) return;
+    if (why.empty()) why = describe_node(g_, n) + ": no CUDA path for this op";
+    CudaStep s;
+    s.kind = CudaStep::Kind::kHost;
+    s.node = id;
+    s.label = "host step for " + describe_node(g_, n);
+    state_.steps.push_back(std::move(s));
+    ++stats_.host_steps;
+    ++stats_.fallback_nodes;
+    stats_.fallback_reasons.push_back(why);
+  }
+
+  fusion::Group single_node_group(NodeId id) const {
+    const Node& n = g_.node(id);
+    fusion::Group s;
+    s.id = 0;
+    s.nodes = {id};
+    if (op_info(n.op).kind == OpKind::kReduction) {
+      s.kind = fusion::GroupKind::kReduction;
+      s.anchor = id;
+    }
+    for (ValueId v : n.inputs)
+      if (v != kNoValue && std::find(s.inputs.begin(), s.inputs.end(), v) == s.inputs.end()) s.inputs.push_back(v);
+    s.outputs = n.outputs;
+    return s;
+  }
+
+  bool try_group_kernel(const fusion::Group& group, const std::string& name, std::string* why = nullptr) {
+    // A pointwise kernel iterates over its first output: outputs of other sizes (a Split into
+    // unequal parts) would be partly unwritten.
+    if (group.kind == fusion::GroupKind::kPointwise) {
+      for (ValueId v : group.outputs) {
+        if (g_.value(v).type.shape.numel() != g_.value(group.outputs.front()).type.shape.numel()) {
+          if (why) *why = describe_node(g_, g_.node(group.nodes.front())) + ": outputs of different sizes";
+          return false;
+        }
+      }
+    }
+    try {
+      const fusion::FusedKernel k = fusion::lower_group(g_, group, name);
+      CudaStep s;
+      s.kind = CudaStep::Kind::kKernel;
+      s.kernel = codegen::emit_cuda_kernel(k, g_, emit_options_);
+      s.label = "kernel " + name + " (" + k.comment + ")";
+      for (const fusion::KernelBuffer& b : k.buffers) {
+        s.buffers.push_back(b.value);
+        s.is_output.push_back(b.is_output);
+      }
+      state_.steps.push_back(std::move(s));
+      ++stats_.generated_kernels;
+      return true;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      if (why) *why = e.what();
+      return false;
+    }
+  }
+
+  bool try_anchor_kernel(NodeId id, std::string& why) {
+    const Node& n = g_.node(id);
+    const std::string name = "gf_anchor_" + std::to_string(id);
+    try {
+      CudaStep s;
+      s.kind = CudaStep::Kind::kKernel;
+      s.kernel = codegen::emit_anchor_kernel(n, g_, name, emit_options_);
+      s.label = "anchor kernel " + name + " for " + describe_node(g_, n);
+      s.buffers = codegen::anchor_kernel_buffers(n);
+      for (ValueId v : s.buffers)
+        s.is_output.push_back(std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end());
+      state_.steps.push_back(std::move(s));
+      ++stats_.anchor_kernels;
+      return true;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      why = e.what();
+      return false;
+    }
+  }
+
+  bool try_gemm(const Node& n, std::string& why) {
+    CudaLibraries& lib = state_.libraries;
+    try {
+      GemmPlan plan = plan_gemm(g_, n, lib.allow_tf32);
+      if (!lib.cublaslt) lib.cublaslt = std::make_unique<CublasLtHandle>();
+      CudaStep s;
+      s.kind = CudaStep::Kind::kGemm;
+      s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
+      s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, n);
+      s.gemm_plan = std::move(plan);
+      state_.steps.push_back(std::move(s));
+      ++stats_.library_calls;
+      return true;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      why = e.what();
+      return false;
+    }
+  }
+
+  bool try_conv(NodeId id, std::string& why) {
+    CudaLibraries& lib = state_.libraries;
+    const Node& n = g_.node(id);
+    try {
+      if (lib.cudnn_refused) throw Error(ErrorCode::kUnsupported, cudnn_reason_);
+      if (!lib.cudnn) lib.cudnn = std::make_unique<CudnnHandle>();
+      CudaStep s;
+      s.kind = CudaStep::Kind::kConv;
+      s.node = id;
+      s.conv = std::make_unique<CudnnConv>(*lib.cudnn, n, g_, lib.allow_tf32);
+      s.label = "cuDNN convolution for " + describe_node(g_, n);
+      state_.steps.push_back(std::move(s));
+      ++stats_.library_calls;
+      return true;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      if (!lib.cudnn) {
+        lib.cudnn_refused = true;
+        cudnn_reason_ = e.what();
+      }
+      why = describe_node(g_, n) + ": " + e.what();
+      return false;
+    }
+  }
+
+  const Graph& g_;
+  CudaProgramState& state_;
+  CudaProgramStats& stats_;
+  codegen::CudaEmitOptions emit_options_;
+  std::string cudnn_reason_;
+};
+
+}  // namespace
+
+void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count) {
+  StepBuilder(g, state, stats, sm_count).build();
+}
+
+}  // namespace gf::cuda

@@ -1,0 +1,89 @@
+// The steps of a CudaProgram and the device resources they run on (internal to
+// cuda_program*.cpp). Built by build_cuda_steps (cuda_program_builder.cpp), run by
+// CudaProgram::run (cuda_program.cpp).
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda/cuda_emitter.h"
+#include "graphfuse/graph.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/cuda_program.h"
+#include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/device_buffer.h"
+#include "runtime/cuda/device_weights.h"
+#include "runtime/cuda/gemm_plan.h"
+#include "runtime/memory_plan.h"
+#include "runtime/step_lifetimes.h"
+
+namespace gf::cuda {
+
+// cuBLASLt's recommended workspace on Hopper.
+inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
+
+struct CudaStep {
+  enum class Kind { kKernel, kGemm, kConv, kHost };
+  Kind kind = Kind::kHost;
+  std::string label;  // what the step runs, for errors
+
+  // kKernel: a generated or anchor kernel; `buffers` in its table order.
+  codegen::CudaKernelSource kernel;
+  std::vector<ValueId> buffers;
+  std::vector<bool> is_output;
+  CUfunction fn = nullptr;
+  size_t table_index = 0;  // its first entry in the program's pointer table
+
+  // kGemm
+  std::optional<GemmPlan> gemm_plan;
+  std::unique_ptr<CublasLtGemm> gemm;
+
+  // kConv and kHost: the node.
+  NodeId node = kNoNode;
+  std::unique_ptr<CudnnConv> conv;
+
+  StepBuffers reads_and_writes(const Graph& g) const;
+};
+
+// Library handles, created when a step first needs them.
+struct CudaLibraries {
+  std::unique_ptr<CublasLtHandle> cublaslt;
+  std::unique_ptr<CudnnHandle> cudnn;
+  bool cudnn_refused = false;  // CudnnHandle threw kUnsupported once: no cuDNN in this build
+  bool allow_tf32 = false;
+};
+
+struct CudaProgramState {
+  // Declared first, destroyed last: the steps' GEMM and convolution objects hold references.
+  CudaLibraries libraries;
+  std::vector<CudaStep> steps;
+  std::vector<ValueId> storage_of;  // per value: the value whose storage it uses (views alias)
+  std::vector<std::unique_ptr<CudaModule>> modules;
+  MemoryPlan memory;
+  std::vector<int> slot_of_value;
+  DeviceBuffer arena;
+  DeviceWeights weights;
+  DeviceBuffer tables;  // the kernels' pointer tables, one after another
+  DeviceBuffer workspace;
+  std::unique_ptr<CudaStream> stream;
+
+  // The device address of `v`'s storage: the arena slot, or the uploaded weight.
+  CUdeviceptr device_ptr(const Graph& g, ValueId v) const;
+};
+
+// Turns the fusion plan of `g` into steps (kernels not yet compiled) and fills the step counts
+// of `stats`. Needs a current context for the library objects.
+void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
+                      int sm_count);
+
+// Runs a host step: copies the node's inputs from the device, runs its reference kernel, copies
+// its outputs back. Synchronises the stream first and last.
+void run_host_step(const Graph& g, const CudaProgramState& state, const CudaStep& step);
+
+}  // namespace gf::cuda

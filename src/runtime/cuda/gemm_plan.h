@@ -1,0 +1,36 @@
+// How a MatMul or Gemm node maps onto cuBLASLt calls: one GemmSpec and the operand offsets of
+// each call. Batched operands become one strided-batch call; a B shared by every batch entry
+// folds the batch into the rows (one plain GEMM); other broadcasts of the batch dims become one
+// call per output batch entry, with pointer offsets.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graphfuse/graph.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+
+namespace gf::cuda {
+
+// The operand alignment cuBLASLt's heuristic assumes by default (its MIN_ALIGNMENT preferences).
+inline constexpr int64_t kGemmOperandAlignment = 256;
+
+struct GemmCall {
+  int64_t a_offset = 0, b_offset = 0, c_offset = 0;  // in elements
+};
+
+struct GemmPlan {
+  GemmSpec spec;
+  std::vector<GemmCall> calls;
+  ValueId a = kNoValue, b = kNoValue, bias = kNoValue, c = kNoValue;  // c: the output
+};
+
+// Gemm: alpha 1 and either no C (or beta 0) or a C of shape [N] or [1, N] with beta 1, added
+// by the bias epilogue (split_gemm_scaling turns the other forms into an epilogue first).
+// Throws kUnsupported naming the node, op and shapes for what cuBLASLt does not take here
+// (dtypes other than f32/f16/bf16, empty sizes, other Gemm forms, broadcast batch entries that
+// are not kGemmOperandAlignment-aligned); the executor then runs the
+// node another way.
+GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32);
+
+}  // namespace gf::cuda

@@ -1,0 +1,94 @@
+#include "runtime/session_programs.h"
+
+#include "codegen/cpu/jit_compiler.h"
+#include "passes/convert_precision.h"
+#include "passes/fold_constants.h"
+#include "passes/pipeline.h"
+#include "runtime/cpu/fused_program.h"
+#include "runtime/cpu/reference/interpreter.h"
+#ifdef GF_HAVE_CUDA
+#include "runtime/cuda/cuda_program.h"
+#endif
+
+namespace gf {
+
+namespace {
+
+// One JIT for the process: its in-memory cache then serves every session. Never destroyed:
+// at exit, unloading compiled libraries would race with other static destructors.
+codegen::JitCompiler& process_jit() {
+  static codegen::JitCompiler* jit = new codegen::JitCompiler();
+  return *jit;
+}
+
+}  // namespace
+
+Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
+  Graph bound = g;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    bound.value(bound.inputs()[i]).type.shape = Shape::from_static(inputs[i].dims());
+  }
+  fold_constants(bound, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
+  PassOptions passes;
+  passes.disabled = options.disabled_passes;
+  passes.dump_after = options.dump_after_pass;
+  run_passes(bound, passes);
+  if (options.device == Device::kCuda && options.precision == Precision::kFp16) convert_precision(bound, DType::kF16);
+  if (options.device == Device::kCuda && options.precision == Precision::kBf16) convert_precision(bound, DType::kBF16);
+  return bound;
+}
+
+CompiledProgram compile_program(Graph specialised, const SessionOptions& options) {
+  CompiledProgram p;
+  if (options.device == Device::kCpu) {
+    p.cpu = std::make_shared<const cpu::FusedProgram>(std::move(specialised), process_jit());
+    return p;
+  }
+#ifdef GF_HAVE_CUDA
+  cuda::CudaProgramOptions cuda_options;
+  cuda_options.allow_tf32 = options.precision == Precision::kTf32;
+  p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
+  return p;
+#else
+  throw Error(ErrorCode::kDeviceError, "cannot run on cuda: graphfuse was built without CUDA");
+#endif
+}
+
+const Graph& CompiledProgram::graph() const {
+#ifdef GF_HAVE_CUDA
+  if (cuda) return cuda->graph();
+#endif
+  return cpu->graph();
+}
+
+std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
+#ifdef GF_HAVE_CUDA
+  if (cuda) return cuda->run(inputs);
+#endif
+  return cpu->run(inputs);
+}
+
+uint64_t CompiledProgram::host_arena_bytes() const { return cpu ? cpu->stats().arena_bytes : 0; }
+
+void CompiledProgram::record(SessionStats& stats) const {
+  if (cpu) {
+    const cpu::FusedProgramStats& s = cpu->stats();
+    stats.fused_kernels = s.fused_kernels;
+    stats.reference_steps = s.reference_steps;
+    stats.fallback_nodes = s.fallback_nodes;
+    stats.arena_bytes = s.arena_bytes;
+    stats.arena_lower_bound = s.arena_lower_bound;
+    return;
+  }
+#ifdef GF_HAVE_CUDA
+  const cuda::CudaProgramStats& s = cuda->stats();
+  stats.fused_kernels = s.generated_kernels + s.anchor_kernels;
+  stats.library_calls = s.library_calls;
+  stats.reference_steps = s.host_steps;
+  stats.fallback_nodes = s.fallback_nodes;
+  stats.arena_bytes = s.arena_bytes;
+  stats.arena_lower_bound = s.arena_lower_bound;
+#endif
+}
+
+}  // namespace gf

@@ -1,0 +1,40 @@
+// What a Session compiles per set of input shapes: the graph specialised to those shapes, then
+// the fused CPU program or the CUDA program (kept apart from session.cpp, which only caches and
+// dispatches).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graphfuse/session.h"
+
+namespace gf {
+
+namespace cuda {
+class CudaProgram;
+}
+
+// One compiled program; exactly one of the two is set.
+struct CompiledProgram {
+  std::shared_ptr<const cpu::FusedProgram> cpu;
+  std::shared_ptr<const cuda::CudaProgram> cuda;
+
+  const Graph& graph() const;
+  std::vector<Tensor> run(std::span<const Tensor> inputs) const;
+  // Host bytes a run holds besides its outputs (the CPU arena; the CUDA arena is on the device).
+  uint64_t host_arena_bytes() const;
+  // Copies this program's numbers into the session's stats.
+  void record(SessionStats& stats) const;
+};
+
+// The graph specialised to concrete input shapes: dims bound, shapes inferred, shape subgraphs
+// and other constant work folded, the graph passes, and for CUDA sessions in fp16/bf16 the
+// precision conversion.
+Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options);
+
+// Compiles a specialised graph with static shapes for options.device. Throws kDeviceError for
+// CUDA in a build without it.
+CompiledProgram compile_program(Graph specialised, const SessionOptions& options);
+
+}  // namespace gf
