@@ -1,6 +1,7 @@
-// Anchor kernels of the fused CPU backend: Conv, MatMul, Gemm and Attention compiled for their
-// static shapes and run straight on the program's buffers (no conversion copies, no per-run shape
-// work), where the reference kernels pay for their generality. Only f32 is taken; every other
+// Anchor kernels of the fused CPU backend: Conv, MatMul, Gemm and Attention (and MaxPool, an
+// opaque op that ResNets spend time in) compiled for their static shapes and run straight on
+// the program's buffers (no conversion copies, no per-run shape work), where the reference
+// kernels pay for their generality. Only f32 is taken; every other
 // case stays on the reference kernel (make_anchor_kernel returns nullptr), so behaviour never
 // depends on this layer, only speed.
 #pragma once
@@ -33,5 +34,6 @@ std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n);
 std::unique_ptr<AnchorKernel> make_matmul_kernel(const Graph& g, const Node& n);
 std::unique_ptr<AnchorKernel> make_gemm_kernel(const Graph& g, const Node& n);
 std::unique_ptr<AnchorKernel> make_attention_kernel(const Graph& g, const Node& n);
+std::unique_ptr<AnchorKernel> make_max_pool_kernel(const Graph& g, const Node& n);
 
 }  // namespace gf::cpu

@@ -36,11 +36,16 @@ class AttentionKernel final : public AnchorKernel {
  public:
   AttentionKernel(bool packed, Shape4 s, float scale, float softcap, bool causal, MaskKind mask,
                   std::vector<int64_t> mask_strides, int64_t mask_columns)
-      : s_(s), q_(HeadLayout::of(packed, s.q_heads, s.q_len, s.head_dim)),
+      : s_(s),
+        q_(HeadLayout::of(packed, s.q_heads, s.q_len, s.head_dim)),
         k_(HeadLayout::of(packed, s.kv_heads, s.kv_len, s.head_dim)),
         v_(HeadLayout::of(packed, s.kv_heads, s.kv_len, s.v_head_dim)),
-        y_(HeadLayout::of(packed, s.q_heads, s.q_len, s.v_head_dim)), scale_(scale),
-        softcap_(softcap), causal_(causal), mask_(mask), mask_strides_(std::move(mask_strides)),
+        y_(HeadLayout::of(packed, s.q_heads, s.q_len, s.v_head_dim)),
+        scale_(scale),
+        softcap_(softcap),
+        causal_(causal),
+        mask_(mask),
+        mask_strides_(std::move(mask_strides)),
         mask_columns_(mask_columns) {}
 
   uint64_t workspace_bytes() const override {
@@ -61,8 +66,7 @@ class AttentionKernel final : public AnchorKernel {
         const int64_t kv_h = h / group;
         sgemm(false, true, s_.q_len, s_.kv_len, s_.head_dim, scale_, q + q_.at(b, h), q_.pos,
               k + k_.at(b, kv_h), k_.pos, 0.0f, scores, s_.kv_len);
-        for (int64_t i = 0; i < s_.q_len; ++i)
-          finish_row(scores + i * s_.kv_len, b, h, i, mask);
+        for (int64_t i = 0; i < s_.q_len; ++i) finish_row(scores + i * s_.kv_len, b, h, i, mask);
         sgemm(false, false, s_.q_len, s_.v_head_dim, s_.kv_len, 1.0f, scores, s_.kv_len,
               v + v_.at(b, kv_h), v_.pos, 0.0f, y + y_.at(b, h), y_.pos);
       }
@@ -171,10 +175,9 @@ std::unique_ptr<AnchorKernel> make_attention_kernel(const Graph& g, const Node& 
   const int64_t max = blas_int_max();
   for (int64_t d : {s.q_len, s.kv_len, s.head_dim, s.v_head_dim, s.q_heads * s.head_dim})
     if (d > max) return nullptr;
-  return std::make_unique<AttentionKernel>(packed, s, root_scale * root_scale,
-                                           n.attrs.get_float("softcap", 0.0f),
-                                           n.attrs.get_int("is_causal", 0) != 0, mask,
-                                           std::move(strides), columns);
+  return std::make_unique<AttentionKernel>(
+      packed, s, root_scale * root_scale, n.attrs.get_float("softcap", 0.0f),
+      n.attrs.get_int("is_causal", 0) != 0, mask, std::move(strides), columns);
 }
 
 }  // namespace gf::cpu

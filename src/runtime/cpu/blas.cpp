@@ -84,7 +84,9 @@ void gemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T al
 
 }  // namespace
 
-int64_t blas_int_max() { return std::numeric_limits<blasint>::max(); }
+int64_t blas_int_max() {
+  return std::numeric_limits<blasint>::max();
+}
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

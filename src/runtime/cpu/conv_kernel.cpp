@@ -60,8 +60,8 @@ class ConvKernel final : public AnchorKernel {
           beta = 1;
         }
         sgemm(false, false, group_filters_, positions_, col_rows_, 1.0f,
-              wt + g * group_filters_ * col_rows_, col_rows_, direct_ ? x_ng : col, positions_, beta,
-              y_ng, positions_);
+              wt + g * group_filters_ * col_rows_, col_rows_, direct_ ? x_ng : col, positions_,
+              beta, y_ng, positions_);
       }
     }
   }
@@ -92,7 +92,9 @@ class ConvKernel final : public AnchorKernel {
             const float* src = plane + ih * w_.in;
             std::fill_n(dst, lo, 0.0f);
             if (w_.stride == 1) {
-              if (hi > lo) std::memcpy(dst + lo, src + lo + shift, static_cast<size_t>(hi - lo) * sizeof(float));
+              if (hi > lo)
+                std::memcpy(dst + lo, src + lo + shift,
+                            static_cast<size_t>(hi - lo) * sizeof(float));
             } else {
               for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * w_.stride + shift];
             }
@@ -121,7 +123,8 @@ std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
   Axis axes[2];
   for (size_t i = 0; i < spatial; ++i) {
     const AxisWindow a = resolve_window_axis(attrs, i, xd[2 + i]);
-    axes[i] = Axis{xd[2 + i], a.out, attrs.kernel[i], attrs.strides[i], attrs.dilations[i], a.pad_begin};
+    axes[i] =
+        Axis{xd[2 + i], a.out, attrs.kernel[i], attrs.strides[i], attrs.dilations[i], a.pad_begin};
   }
   // One spatial axis is a convolution over a height of 1.
   const Axis h = spatial == 2 ? axes[0] : Axis{};

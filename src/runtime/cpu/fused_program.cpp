@@ -100,13 +100,13 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
     ++stats_.anchor_steps;
   };
   auto fallback = [&](const std::vector<NodeId>& nodes, const Error& why) {
-    for (NodeId id : nodes) reference_step(id);
+    for (NodeId id : nodes) anchor_step(id);  // an anchor kernel where one exists (MaxPool)
     stats_.fallback_nodes += static_cast<int>(nodes.size());
     stats_.fallback_reasons.push_back(why.what());
   };
   // Lowering and emission of one group's kernel; on kUnsupported the group's nodes run on the
-  // reference kernels instead.
-  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes) {
+  // reference kernels instead (counted as a fallback unless `quiet`).
+  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes, bool quiet = false) {
     const std::string name = "gf_kernel_" + std::to_string(group.id);
     try {
       fusion::FusedKernel k = fusion::lower_group(graph_, group, name);
@@ -124,7 +124,8 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
       ++stats_.fused_kernels;
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnsupported) throw;
-      fallback(nodes, e);
+      if (!quiet) return fallback(nodes, e);
+      for (NodeId id : nodes) reference_step(id);
     }
   };
   for (const fusion::Group& group : plan.groups) {
@@ -143,9 +144,17 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
         if (!epilogue.empty()) kernel_step(group, epilogue);
         break;
       }
-      case fusion::GroupKind::kView:
+      case fusion::GroupKind::kView: {
+        // The planner keeps these for consumers that read strided views; the anchor kernels here
+        // read dense buffers, so the views are materialised, by one generated copy kernel where
+        // the group lowers as a pointwise one (a split into heads: 7 reference copies become 1).
+        fusion::Group copy = group;
+        copy.kind = fusion::GroupKind::kPointwise;
+        kernel_step(copy, group.nodes, /*quiet=*/true);
+        break;
+      }
       case fusion::GroupKind::kOpaque:
-        for (NodeId id : group.nodes) reference_step(id);
+        for (NodeId id : group.nodes) anchor_step(id);  // MaxPool has one; the rest: reference
         break;
     }
   }

@@ -43,8 +43,15 @@ class GemmKernel final : public AnchorKernel {
  public:
   GemmKernel(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta,
              int64_t c_row_stride, int64_t c_col_stride)
-      : trans_a_(trans_a), trans_b_(trans_b), m_(m), n_(n), k_(k), alpha_(alpha), beta_(beta),
-        c_row_stride_(c_row_stride), c_col_stride_(c_col_stride) {}
+      : trans_a_(trans_a),
+        trans_b_(trans_b),
+        m_(m),
+        n_(n),
+        k_(k),
+        alpha_(alpha),
+        beta_(beta),
+        c_row_stride_(c_row_stride),
+        c_col_stride_(c_col_stride) {}
 
   void run(std::span<const void* const> inputs, std::span<void* const> outputs,
            void*) const override {
@@ -69,7 +76,8 @@ class GemmKernel final : public AnchorKernel {
 };
 
 // Row-major element strides of `dims` broadcast to `to` (right-aligned; 0 where broadcast).
-std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& to) {
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& to) {
   std::vector<int64_t> out(to.size(), 0);
   int64_t stride = 1;
   for (size_t i = dims.size(); i-- > 0;) {
@@ -139,7 +147,8 @@ std::unique_ptr<AnchorKernel> make_gemm_kernel(const Graph& g, const Node& n) {
     c_col = s[1];
   }
   if (!fits_blas({yd[0], yd[1], k})) return nullptr;
-  return std::make_unique<GemmKernel>(trans_a, trans_b, yd[0], yd[1], k, n.attrs.get_float("alpha", 1.0f),
+  return std::make_unique<GemmKernel>(trans_a, trans_b, yd[0], yd[1], k,
+                                      n.attrs.get_float("alpha", 1.0f),
                                       n.attrs.get_float("beta", 1.0f), c_row, c_col);
 }
 
