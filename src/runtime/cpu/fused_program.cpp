@@ -60,7 +60,9 @@ class FusedProgram::ArenaPool {
 
  private:
   static constexpr size_t kMaxIdle = 2;  // one per core of a small machine; more just holds memory
-  static uint64_t round_up(uint64_t n) { return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+  static uint64_t round_up(uint64_t n) {
+    return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  }
 
   uint64_t bytes_;
   std::mutex mutex_;
@@ -106,7 +108,8 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
   };
   // Lowering and emission of one group's kernel; on kUnsupported the group's nodes run on the
   // reference kernels instead (counted as a fallback unless `quiet`).
-  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes, bool quiet = false) {
+  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes,
+                         bool quiet = false) {
     const std::string name = "gf_kernel_" + std::to_string(group.id);
     try {
       fusion::FusedKernel k = fusion::lower_group(graph_, group, name);
@@ -267,10 +270,12 @@ std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
       const Node& n = graph_.node(s.node);
       anchor_in.clear();
       anchor_out.clear();
-      for (ValueId v : n.inputs) anchor_in.push_back(v == kNoValue ? nullptr : ptr[static_cast<size_t>(v)]);
+      for (ValueId v : n.inputs)
+        anchor_in.push_back(v == kNoValue ? nullptr : ptr[static_cast<size_t>(v)]);
       for (ValueId v : n.outputs) anchor_out.push_back(ptr[static_cast<size_t>(v)]);
-      void* workspace = s.workspace_slot < 0 ? nullptr
-                                             : static_cast<char*>(arena) + memory_.offsets[static_cast<size_t>(s.workspace_slot)];
+      void* workspace = nullptr;
+      if (s.workspace_slot >= 0)
+        workspace = static_cast<char*>(arena) + memory_.offsets[static_cast<size_t>(s.workspace_slot)];
       s.anchor->run(anchor_in, anchor_out, workspace);
       continue;
     }

@@ -24,7 +24,7 @@ namespace gf::cpu {
 struct FusedProgramStats {
   int nodes = 0;
   int fused_kernels = 0;     // generated and compiled
-  int anchor_steps = 0;      // GEMM/conv/attention anchors run by anchor kernels (BLAS on the buffers)
+  int anchor_steps = 0;      // anchors run by anchor kernels (runtime/cpu/anchor_kernel.h)
   int reference_steps = 0;   // nodes run by the reference kernels (other anchors, views, fallbacks)
   int fallback_nodes = 0;    // of those, nodes that a fused kernel could not take
   std::vector<std::string> fallback_reasons;
