@@ -136,6 +136,7 @@ ExprId KernelBuilder::select(ExprId cond, ExprId a, ExprId b) {
 }
 
 ExprId KernelBuilder::linearize(const std::vector<ExprId>& idx, const std::vector<int64_t>& dims) {
+  if (auto it = delinearized_.find({idx, dims}); it != delinearized_.end()) return it->second;
   ExprId lin = index_constant(0);
   for (size_t d = 0; d < dims.size(); ++d) {
     lin = index(IndexOp::kAdd, index(IndexOp::kMul, lin, index_constant(dims[d])), idx[d]);
@@ -151,6 +152,7 @@ std::vector<ExprId> KernelBuilder::delinearize(ExprId linear, const std::vector<
     out[d] = d == 0 ? q : index(IndexOp::kMod, q, index_constant(dims[d]));
     stride *= dims[d];
   }
+  if (!dims.empty()) delinearized_.emplace(std::pair{out, dims}, linear);
   return out;
 }
 

@@ -29,7 +29,9 @@ class KernelBuilder {
   // The value of an integer expression when it is a constant.
   bool constant_value(ExprId e, int64_t& out) const;
 
-  // Row-major index helpers over static dims.
+  // Row-major index helpers over static dims. linearize(delinearize(l, dims), dims) is l itself
+  // (an identity for every integer l under C division), so a chain of reshapes leaves a plain
+  // index that the C compiler can vectorise over, not a ladder of divisions.
   ExprId linearize(const std::vector<ExprId>& idx, const std::vector<int64_t>& dims);
   std::vector<ExprId> delinearize(ExprId linear, const std::vector<int64_t>& dims);
   // Numpy broadcasting read: the index into `from` dims for an output index over `to` dims.
@@ -43,6 +45,8 @@ class KernelBuilder {
   FusedKernel& k_;
   std::map<std::tuple<int, int, int, int, int, int, int, double, std::vector<ExprId>, int>, ExprId>
       seen_;
+  // delinearize's results: (index, dims) -> the linear index they came from.
+  std::map<std::pair<std::vector<ExprId>, std::vector<int64_t>>, ExprId> delinearized_;
 };
 
 }  // namespace gf::fusion

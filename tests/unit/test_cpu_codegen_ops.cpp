@@ -124,7 +124,7 @@ TEST(CpuCodegenOps, UnaryFloatOpsMatchTheirDefinitions) {
   expect_values(out[30], {8}, {-2, -0, 0, 0, 0, 2, 2, 3}, 0, 0);  // half to even, exactly
 }
 
-TEST(CpuCodegenOps, UnaryOpsMatchTheReferenceBitForBitInEveryFloatDtype) {
+TEST(CpuCodegenOps, UnaryOpsMatchTheReferenceBitForBitOrTanhErfWithinAnUlp) {
   const std::vector<Op> ops = {
       Op::kAbs,        Op::kNeg,         Op::kExp,       Op::kLog,      Op::kSqrt,
       Op::kReciprocal, Op::kTanh,        Op::kErf,       Op::kSigmoid,  Op::kRelu,
@@ -146,7 +146,14 @@ TEST(CpuCodegenOps, UnaryOpsMatchTheReferenceBitForBitInEveryFloatDtype) {
     for (size_t k = 0; k < cases.size(); ++k) {
       SCOPED_TRACE(std::string(op_name(cases[k].op)));
       const Tensor want = testing::run_op1(cases[k].op, {x}, cases[k].attrs);
-      expect_values(out[k], {10}, testing::as_doubles(want), 0, 0);
+      // Float tanh and erf are the CPU target's own (codegen/cpu/cpu_math.h, tested against libm
+      // in test_cpu_math.cpp), not libm's: those ops may differ by an ulp of the stored type.
+      const Op op = cases[k].op;
+      const bool own_math = t != DType::kF64 && (op == Op::kTanh || op == Op::kErf ||
+                                                 op == Op::kGelu || op == Op::kMish);
+      const double ulp = t == DType::kF16 ? 0x1p-10 : t == DType::kBF16 ? 0x1p-7 : 0x1p-23;
+      expect_values(out[k], {10}, testing::as_doubles(want), own_math ? ulp : 0,
+                    own_math ? 1e-7 : 0);
     }
   }
 }

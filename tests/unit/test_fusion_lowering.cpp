@@ -1,6 +1,7 @@
 // Fusion lowering, checked end to end: a graph is planned, its groups are lowered to the
 // fused-kernel IR and evaluated, and the outputs must match the reference interpreter.
 #include <random>
+#include <set>
 
 #include "fused_eval_runner.h"
 #include "random_graph.h"
@@ -118,6 +119,41 @@ TEST(FusionLowering, Gpt2StackMatchesTheReference) {
   infer_shapes(g);
   std::mt19937 rng(5);
   check_against_reference(g, {random_tensor(rng, DType::kF32, {2, 5, 32})}, 1e-4, 1e-4, "gpt2", 5);
+}
+
+TEST(FusionLowering, ReshapeChainsLeaveAPlainIndex) {
+  // Reshape -> Tanh -> Reshape back: the loads index the input by the output's own linear index,
+  // with no division ladder left (what lets the CPU compiler vectorise such epilogues).
+  std::mt19937 rng(6);
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{6, 20});
+  ValueId y = b.reshape(b.unary(Op::kTanh, b.reshape(x, {2, 3, 4, 5})), {6, 20});
+  b.output(b.add(y, b.constant("c", random_tensor(rng, DType::kF32, {20}))), "out");
+  Graph g = b.build();
+  const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::cpu());
+  int kernels = 0;
+  for (const fusion::Group& group : plan.groups) {
+    if (group.kind != fusion::GroupKind::kPointwise) continue;
+    const fusion::FusedKernel k = fusion::lower_group(g, group, "k");
+    ++kernels;
+    // Every expr the stores reach (the DAG also keeps exprs that nothing uses).
+    std::vector<fusion::ExprId> todo;
+    for (const fusion::Store& st : k.stores) todo.insert(todo.end(), {st.index, st.value});
+    std::set<fusion::ExprId> seen;
+    while (!todo.empty()) {
+      const fusion::ExprId id = todo.back();
+      todo.pop_back();
+      if (!seen.insert(id).second) continue;
+      const fusion::Expr& e = k.exprs[static_cast<size_t>(id)];
+      EXPECT_FALSE(e.kind == fusion::ExprKind::kIndex &&
+                   (e.index_op == fusion::IndexOp::kDiv || e.index_op == fusion::IndexOp::kMod))
+          << "an index division is left in";
+      todo.insert(todo.end(), e.args.begin(), e.args.end());
+    }
+  }
+  EXPECT_EQ(kernels, 1);
+  check_against_reference(g, {random_tensor(rng, DType::kF32, {6, 20})}, 1e-6, 1e-6,
+                          "reshape chain");
 }
 
 TEST(FusionLowering, RandomGraphsMatchTheReference) {

@@ -16,9 +16,11 @@
 namespace gf::codegen {
 
 // Fixed for every compile. -ffp-contract=off: no fused multiply-add, so generated kernels round
-// like the reference kernels (which are built without FMA).
+// like the reference kernels (which are built without FMA). -fno-trapping-math: values are
+// unchanged, but the compiler may compute both arms of a select, which is what lets loops over
+// the branch-free math of cpu_math.h vectorise.
 inline constexpr const char* kCpuJitFlags =
-    "-O3 -march=native -fopenmp -shared -fPIC -std=c++17 -ffp-contract=off";
+    "-O3 -march=native -fopenmp -shared -fPIC -std=c++17 -ffp-contract=off -fno-trapping-math";
 
 struct JitOptions {
   std::string compiler = "c++";     // a command on PATH or a path

@@ -2,25 +2,71 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string_view>
 
 #include "codegen/cpu/cpu_emitter.h"
 #include "codegen/cpu/jit_compiler.h"
 #include "fusion/kernel_ir.h"
 #include "fusion/plan.h"
+#include "runtime/cpu/anchor_kernel.h"
 #include "runtime/cpu/reference_step.h"
 #include "runtime/step_lifetimes.h"
 
 namespace gf::cpu {
 
 struct FusedProgram::Step {
-  enum class Kind { kKernel, kReference } kind = Kind::kReference;
-  NodeId node = kNoNode;               // kReference: the node to run
+  enum class Kind { kKernel, kAnchor, kReference } kind = Kind::kReference;
+  NodeId node = kNoNode;               // kAnchor, kReference: the node to run
   int source = -1;                     // kKernel: index into sources_
   std::string kernel_name;             // kKernel
   std::vector<ValueId> buffer_values;  // kKernel: in the kernel's buffer order
   std::vector<bool> buffer_is_output;
   codegen::JitLibrary::KernelFn fn = nullptr;
+  std::unique_ptr<AnchorKernel> anchor;  // kAnchor
+  int workspace_slot = -1;               // kAnchor: index into memory_.offsets, -1 if none
+};
+
+// Arenas of finished runs, kept for the next ones: a fresh allocation per run costs page faults
+// over the whole arena (large blocks go back to the OS on free). Each run holds its own arena,
+// so concurrent runs never share intermediates.
+class FusedProgram::ArenaPool {
+ public:
+  using Arena = std::unique_ptr<void, decltype(&std::free)>;
+
+  explicit ArenaPool(uint64_t bytes) : bytes_(bytes) {}
+
+  Arena take() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        Arena a = std::move(idle_.back());
+        idle_.pop_back();
+        return a;
+      }
+    }
+    Arena a(bytes_ ? std::aligned_alloc(kArenaAlignment, round_up(bytes_)) : nullptr, &std::free);
+    if (bytes_ && !a) {
+      throw Error(ErrorCode::kOutOfMemory,
+                  "cannot allocate the " + std::to_string(bytes_) + "-byte arena");
+    }
+    return a;
+  }
+
+  void give_back(Arena a) {
+    std::lock_guard lock(mutex_);
+    if (idle_.size() < kMaxIdle) idle_.push_back(std::move(a));
+  }
+
+ private:
+  static constexpr size_t kMaxIdle = 2;  // one per core of a small machine; more just holds memory
+  static uint64_t round_up(uint64_t n) {
+    return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  }
+
+  uint64_t bytes_;
+  std::mutex mutex_;
+  std::vector<Arena> idle_;
 };
 
 namespace {
@@ -45,14 +91,25 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
     steps_.push_back(std::move(s));
     ++stats_.reference_steps;
   };
+  auto anchor_step = [&](NodeId id) {
+    std::unique_ptr<AnchorKernel> anchor = make_anchor_kernel(graph_, id);
+    if (!anchor) return reference_step(id);
+    Step s;
+    s.kind = Step::Kind::kAnchor;
+    s.node = id;
+    s.anchor = std::move(anchor);
+    steps_.push_back(std::move(s));
+    ++stats_.anchor_steps;
+  };
   auto fallback = [&](const std::vector<NodeId>& nodes, const Error& why) {
-    for (NodeId id : nodes) reference_step(id);
+    for (NodeId id : nodes) anchor_step(id);  // an anchor kernel where one exists (MaxPool)
     stats_.fallback_nodes += static_cast<int>(nodes.size());
     stats_.fallback_reasons.push_back(why.what());
   };
   // Lowering and emission of one group's kernel; on kUnsupported the group's nodes run on the
-  // reference kernels instead.
-  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes) {
+  // reference kernels instead (counted as a fallback unless `quiet`).
+  auto kernel_step = [&](const fusion::Group& group, const std::vector<NodeId>& nodes,
+                         bool quiet = false) {
     const std::string name = "gf_kernel_" + std::to_string(group.id);
     try {
       fusion::FusedKernel k = fusion::lower_group(graph_, group, name);
@@ -70,7 +127,8 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
       ++stats_.fused_kernels;
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kUnsupported) throw;
-      fallback(nodes, e);
+      if (!quiet) return fallback(nodes, e);
+      for (NodeId id : nodes) reference_step(id);
     }
   };
   for (const fusion::Group& group : plan.groups) {
@@ -80,17 +138,26 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
       case fusion::GroupKind::kReduction: kernel_step(group, group.nodes); break;
       case fusion::GroupKind::kGemm:
       case fusion::GroupKind::kAttention: {
-        // BLAS (through the reference kernel) for the anchor, a generated kernel for the rest.
-        reference_step(group.anchor);
+        // An anchor kernel (BLAS on the buffers) or the reference kernel for the anchor, a
+        // generated kernel for the rest.
+        anchor_step(group.anchor);
         std::vector<NodeId> epilogue;
         for (NodeId id : group.nodes)
           if (id != group.anchor) epilogue.push_back(id);
         if (!epilogue.empty()) kernel_step(group, epilogue);
         break;
       }
-      case fusion::GroupKind::kView:
+      case fusion::GroupKind::kView: {
+        // The planner keeps these for consumers that read strided views; the anchor kernels here
+        // read dense buffers, so the views are materialised, by one generated copy kernel where
+        // the group lowers as a pointwise one (a split into heads: 7 reference copies become 1).
+        fusion::Group copy = group;
+        copy.kind = fusion::GroupKind::kPointwise;
+        kernel_step(copy, group.nodes, /*quiet=*/true);
+        break;
+      }
       case fusion::GroupKind::kOpaque:
-        for (NodeId id : group.nodes) reference_step(id);
+        for (NodeId id : group.nodes) anchor_step(id);  // MaxPool has one; the rest: reference
         break;
     }
   }
@@ -114,9 +181,17 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
   }
   StepLifetimes lifetimes = step_lifetimes(graph_, buffers);
   arena_slot_ = std::move(lifetimes.slot_of_value);
+  // Anchor workspaces live in the arena for their one step, after the values' slots.
+  for (int i = 0; i < static_cast<int>(steps_.size()); ++i) {
+    Step& s = steps_[static_cast<size_t>(i)];
+    if (s.kind != Step::Kind::kAnchor || s.anchor->workspace_bytes() == 0) continue;
+    s.workspace_slot = static_cast<int>(lifetimes.buffers.size());
+    lifetimes.buffers.push_back({s.anchor->workspace_bytes(), i, i});
+  }
   memory_ = plan_memory(lifetimes.buffers);
   stats_.arena_bytes = memory_.arena_bytes;
   stats_.arena_lower_bound = memory_.lower_bound;
+  arenas_ = std::make_unique<ArenaPool>(memory_.arena_bytes);
 }
 
 FusedProgram::~FusedProgram() = default;
@@ -147,19 +222,22 @@ std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
       if (graph_.inputs()[i] == v) src = inputs[i].raw();
     if (src != nullptr && outputs[o].nbytes()) std::memcpy(outputs[o].raw(), src, outputs[o].nbytes());
   }
-  std::unique_ptr<void, decltype(&std::free)> arena(
-      memory_.arena_bytes ? std::aligned_alloc(kArenaAlignment, memory_.arena_bytes) : nullptr, &std::free);
-  if (memory_.arena_bytes && !arena) {
-    throw Error(ErrorCode::kOutOfMemory,
-                "cannot allocate the " + std::to_string(memory_.arena_bytes) + "-byte arena");
-  }
+  // Back to the pool on every path; a run that failed leaves nothing in it that matters.
+  struct Lease {
+    ArenaPool& pool;
+    ArenaPool::Arena arena;
+    ~Lease() { pool.give_back(std::move(arena)); }
+  } lease{*arenas_, arenas_->take()};
+  void* const arena = lease.arena.get();
   for (size_t v = 0; v < graph_.num_values(); ++v) {
     if (arena_slot_[v] >= 0) {
-      ptr[v] = static_cast<char*>(arena.get()) + memory_.offsets[static_cast<size_t>(arena_slot_[v])];
+      ptr[v] = static_cast<char*>(arena) + memory_.offsets[static_cast<size_t>(arena_slot_[v])];
     }
   }
 
   std::vector<void*> args;
+  std::vector<const void*> anchor_in;
+  std::vector<void*> anchor_out;
   std::vector<Tensor> in_tensors, out_tensors;
   auto wrap = [&](ValueId v) {
     const Value& val = graph_.value(v);
@@ -170,6 +248,19 @@ std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
       args.clear();
       for (ValueId v : s.buffer_values) args.push_back(ptr[static_cast<size_t>(v)]);
       s.fn(args.data());
+      continue;
+    }
+    if (s.kind == Step::Kind::kAnchor) {
+      const Node& n = graph_.node(s.node);
+      anchor_in.clear();
+      anchor_out.clear();
+      for (ValueId v : n.inputs)
+        anchor_in.push_back(v == kNoValue ? nullptr : ptr[static_cast<size_t>(v)]);
+      for (ValueId v : n.outputs) anchor_out.push_back(ptr[static_cast<size_t>(v)]);
+      void* workspace = nullptr;
+      if (s.workspace_slot >= 0)
+        workspace = static_cast<char*>(arena) + memory_.offsets[static_cast<size_t>(s.workspace_slot)];
+      s.anchor->run(anchor_in, anchor_out, workspace);
       continue;
     }
     const Node& n = graph_.node(s.node);

@@ -1,8 +1,9 @@
 // The fused CPU backend: a graph with static shapes compiled into a list of steps (generated
-// kernels from the fusion plan, BLAS-backed reference kernels for GEMM/conv/attention anchors,
+// kernels from the fusion plan, BLAS-backed anchor kernels for GEMM/conv/attention anchors,
 // reference kernels where no fused lowering exists) over one statically planned arena.
 //
-// Thread safety: run() may be called concurrently; each call uses its own arena.
+// Thread safety: run() may be called concurrently; each call uses its own arena (taken from a
+// small pool of arenas that finished runs give back).
 #pragma once
 
 #include <memory>
@@ -23,7 +24,8 @@ namespace gf::cpu {
 struct FusedProgramStats {
   int nodes = 0;
   int fused_kernels = 0;     // generated and compiled
-  int reference_steps = 0;   // nodes run by the reference kernels (anchors and fallbacks)
+  int anchor_steps = 0;      // anchors run by anchor kernels (runtime/cpu/anchor_kernel.h)
+  int reference_steps = 0;   // nodes run by the reference kernels (other anchors, views, fallbacks)
   int fallback_nodes = 0;    // of those, nodes that a fused kernel could not take
   std::vector<std::string> fallback_reasons;
   uint64_t arena_bytes = 0;
@@ -48,6 +50,7 @@ class FusedProgram {
 
  private:
   struct Step;
+  class ArenaPool;
   Graph graph_;
   std::vector<Step> steps_;
   std::vector<std::string> sources_;
@@ -55,6 +58,7 @@ class FusedProgram {
   MemoryPlan memory_;
   std::vector<int> arena_slot_;  // per value: index into memory_.offsets, -1 if not in the arena
   FusedProgramStats stats_;
+  std::unique_ptr<ArenaPool> arenas_;
 };
 
 }  // namespace gf::cpu
