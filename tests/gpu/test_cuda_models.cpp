@@ -92,7 +92,7 @@ TEST_F(CudaModels, Gpt2ProgramTakesDevicePathsAndPlacesItsArenaNearTheBound) {
   const cuda::CudaProgramStats& st = program.stats();
   EXPECT_GT(st.generated_kernels, 0);
   EXPECT_GT(st.library_calls, 0);
-  EXPECT_GT(st.aliased_views, 0);
+  EXPECT_EQ(st.host_steps, 0);
   EXPECT_LE(static_cast<double>(st.arena_bytes), 1.1 * static_cast<double>(st.arena_lower_bound));
   std::string reasons;
   for (const std::string& r : st.fallback_reasons) reasons += "\n  " + r;
@@ -122,7 +122,9 @@ TEST_F(CudaModels, ReshapeOfAnInputAliasesItsStorage) {
   const Graph g = b.build();
   const Tensor x = testing::random_inputs(g, {}, 1)[0];
   cuda::CudaProgram program(specialise(g, {x}, SessionOptions{Device::kCuda}));
-  EXPECT_EQ(program.stats().aliased_views, 1);
+  // The Reshape (and any Identity the passes leave at the output) share the input's storage:
+  // no copy kernel.
+  EXPECT_GE(program.stats().aliased_views, 1);
   EXPECT_EQ(program.stats().generated_kernels, 0);
   const Tensor y = program.run(std::vector<Tensor>{x})[0];
   testing::expect_matches(y, x.reshaped({2, 6}));
@@ -164,9 +166,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(OnnxCase{"gpt2_tiny.torchscript.onnx", "gpt2_tiny", {"input_ids"}},
                       OnnxCase{"gpt2_tiny.dynamo.onnx", "gpt2_tiny", {"input_ids"}},
                       OnnxCase{"bert_tiny.torchscript.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
-                      OnnxCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
-                      OnnxCase{"resnet50.torchscript.onnx", "resnet50", {"image"}},
-                      OnnxCase{"resnet50.dynamo.onnx", "resnet50", {"image"}}),
+                      // The ResNet-50 files keep no weights (tests/models/fill_weights.py fills
+                      // them); tests/models/check_torch_exports.py --device cuda runs those.
+                      OnnxCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}}),
     [](const ::testing::TestParamInfo<OnnxCase>& info) {
       std::string name = info.param.file.substr(0, info.param.file.size() - 5);
       for (char& ch : name)
