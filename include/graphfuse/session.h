@@ -29,11 +29,17 @@ enum class CpuBackend { kFused, kReference };
 enum class Precision { kFp32, kTf32, kFp16, kBf16 };
 std::string_view precision_name(Precision p);
 
+// How a CUDA session launches a compiled program: kGraph as one CUDA graph (built and
+// instantiated once per program, one launch per run), kEager step by step on one stream. A
+// program with host steps runs eagerly in either mode. The CPU ignores it.
+enum class ExecutionMode { kEager, kGraph };
+
 struct SessionOptions {
   Device device = Device::kCpu;
   // kReference runs the reference interpreter on the host, whatever the device.
   CpuBackend cpu_backend = CpuBackend::kFused;
   Precision precision = Precision::kFp32;
+  ExecutionMode mode = ExecutionMode::kGraph;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};
@@ -65,6 +71,7 @@ struct SessionStats {
   int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
   uint64_t arena_bytes = 0;        // its arena (device memory for CUDA)
   uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
+  int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
   int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
 };
 

@@ -47,6 +47,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
 #ifdef GF_HAVE_CUDA
   cuda::CudaProgramOptions cuda_options;
   cuda_options.allow_tf32 = options.precision == Precision::kTf32;
+  cuda_options.use_graph = options.mode == ExecutionMode::kGraph;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
 #else
@@ -88,6 +89,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.fallback_nodes = s.fallback_nodes;
   stats.arena_bytes = s.arena_bytes;
   stats.arena_lower_bound = s.arena_lower_bound;
+  stats.graph_nodes = s.graph_nodes;
 #endif
 }
 

@@ -18,7 +18,7 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32";
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph";
   std::vector<std::string> disabled_passes;
   int iterations = 10;
 };
@@ -94,6 +94,10 @@ int run_model(const RunOptions& o) {
   session_options.dump_after_pass = o.dump_after;
   session_options.disabled_passes = o.disabled_passes;
   session_options.precision = precision;
+  if (o.mode != "graph" && o.mode != "eager") {
+    throw Error(ErrorCode::kInvalidArgument, "--mode must be eager or graph, not '" + o.mode + "'");
+  }
+  session_options.mode = o.mode == "graph" ? ExecutionMode::kGraph : ExecutionMode::kEager;
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -125,6 +129,8 @@ int run_model(const RunOptions& o) {
     const SessionStats st = session.stats();
     const std::string stats = "{\"cpu_backend\": " + json_string(o.cpu_backend) +
                               ", \"precision\": " + json_string(o.precision) +
+                              ", \"mode\": " + json_string(o.device == "cuda" ? o.mode : "cpu") +
+                              ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
                               ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
                               ", \"library_calls\": " + std::to_string(st.library_calls) +
                               ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
@@ -152,6 +158,7 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, tf32, fp16 or bf16 (the last three for cuda)")
       ->capture_default_str();
+  sub->add_option("--mode", o->mode, "graph (one CUDA graph per run) or eager (cuda)")->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();
   sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass (see plan --help)");

@@ -8,6 +8,7 @@
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
 #include "passes/split_gemm_scaling.h"
+#include "runtime/cuda/cuda_program_graph.h"
 #include "runtime/cuda/cuda_steps.h"
 
 namespace gf::cuda {
@@ -21,7 +22,8 @@ void load_kernels(CudaProgramState& state, const CudaContext& ctx) {
   std::vector<std::string> sources;
   for (const CudaStep& s : state.steps)
     if (s.kind == CudaStep::Kind::kKernel) sources.push_back(s.kernel.source);
-  const std::vector<codegen::CubinPtr> cubins = process_nvrtc().compile_all(sources, ctx.compute_capability());
+  const std::vector<codegen::CubinPtr> cubins =
+      process_nvrtc().compile_all(sources, ctx.compute_capability());
   size_t next = 0;
   for (CudaStep& s : state.steps) {
     if (s.kind != CudaStep::Kind::kKernel) continue;
@@ -29,9 +31,10 @@ void load_kernels(CudaProgramState& state, const CudaContext& ctx) {
     s.fn = state.modules.back()->function(s.kernel.name);
     const uint32_t shared = s.kernel.launch.dynamic_shared_bytes;
     if (shared > kDefaultDynamicSharedBytes) {
-      check_cu(cuda_driver().cuFuncSetAttribute(s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                static_cast<int>(shared)),
-               "cuFuncSetAttribute (" + s.label + ", " + std::to_string(shared) + " bytes of shared memory)");
+      check_cu(cuda_driver().cuFuncSetAttribute(
+                   s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared)),
+               "cuFuncSetAttribute (" + s.label + ", " + std::to_string(shared) +
+                   " bytes of shared memory)");
     }
   }
 }
@@ -50,6 +53,38 @@ CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
   return arena.ptr() + memory.offsets[static_cast<size_t>(slot)];
 }
 
+void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep& s,
+                      CUstream stream) {
+  if (s.kind == CudaStep::Kind::kGemm) {
+    const GemmPlan& p = *s.gemm_plan;
+    const uint64_t es = dtype_size(p.spec.dtype);
+    const CUdeviceptr a = st.device_ptr(g, p.a), b = st.device_ptr(g, p.b);
+    const CUdeviceptr c = st.device_ptr(g, p.c);
+    const CUdeviceptr bias = p.bias == kNoValue ? 0 : st.device_ptr(g, p.bias);
+    auto address = [](CUdeviceptr base, int64_t offset, uint64_t size) {
+      return reinterpret_cast<void*>(
+          static_cast<uintptr_t>(base + static_cast<uint64_t>(offset) * size));
+    };
+    for (const GemmCall& call : p.calls) {
+      s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
+                  address(c, call.c_offset, es), st.workspace.address(), stream);
+    }
+    return;
+  }
+  if (s.kind == CudaStep::Kind::kConv) {
+    const Node& n = g.node(s.node);
+    const bool has_bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
+    auto address = [&](ValueId v) {
+      return reinterpret_cast<void*>(static_cast<uintptr_t>(st.device_ptr(g, v)));
+    };
+    s.conv->run(address(n.inputs[0]), address(n.inputs[1]),
+                has_bias ? address(n.inputs[2]) : nullptr, address(n.outputs[0]),
+                st.workspace.address(), stream);
+    return;
+  }
+  GF_ASSERT(false, "run_library_step: not a library step");
+}
+
 CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     : graph_(std::move(graph)), state_(std::make_unique<CudaProgramState>()) {
   const CudaContext& ctx = CudaContext::get();
@@ -62,7 +97,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
   std::vector<StepBuffers> uses;
   for (const CudaStep& s : st.steps) uses.push_back(s.reads_and_writes(graph_));
-  StepLifetimes lifetimes = step_lifetimes(graph_, uses, LifetimeOptions{true, true, st.storage_of});
+  StepLifetimes lifetimes =
+      step_lifetimes(graph_, uses, LifetimeOptions{true, true, st.storage_of});
   st.memory = plan_memory(lifetimes.buffers);
   st.slot_of_value = std::move(lifetimes.slot_of_value);
   const std::string what = "'" + graph_.name + "'";
@@ -103,6 +139,15 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   stats_.arena_lower_bound = st.memory.lower_bound;
   stats_.weight_bytes = st.weights.bytes();
   stats_.workspace_bytes = workspace;
+
+  if (!options.use_graph) {
+    stats_.eager_reason = "graph mode off";
+  } else if (stats_.host_steps > 0) {
+    stats_.eager_reason = std::to_string(stats_.host_steps) + " host steps";
+  } else {
+    cuda_graph_ = ProgramGraph::build(graph_, st);
+    stats_.graph_nodes = static_cast<int>(cuda_graph_->node_count());
+  }
 }
 
 CudaProgram::~CudaProgram() {
@@ -129,47 +174,35 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   const CUstream stream = st.stream->get();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
-    if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0) continue;  // unused
-    check_cu(cu.cuMemcpyHtoDAsync(st.device_ptr(graph_, v), inputs[i].raw(), inputs[i].nbytes(), stream),
-             "cuMemcpyHtoDAsync (input '" + graph_.value(v).name + "')");
+    if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0)
+      continue;  // unused
+    check_cu(
+        cu.cuMemcpyHtoDAsync(st.device_ptr(graph_, v), inputs[i].raw(), inputs[i].nbytes(), stream),
+        "cuMemcpyHtoDAsync (input '" + graph_.value(v).name + "')");
   }
-  for (const CudaStep& s : st.steps) {
-    switch (s.kind) {
-      case CudaStep::Kind::kKernel: {
-        const codegen::LaunchConfig& l = s.kernel.launch;
-        if (l.grid == 0) break;
-        CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
-        void* params[] = {&table};
-        check_cu(cu.cuLaunchKernel(s.fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes, stream, params, nullptr),
-                 "cuLaunchKernel (" + s.label + ")");
-        break;
-      }
-      case CudaStep::Kind::kGemm: {
-        const GemmPlan& p = *s.gemm_plan;
-        const uint64_t es = dtype_size(p.spec.dtype);
-        const CUdeviceptr a = st.device_ptr(graph_, p.a), b = st.device_ptr(graph_, p.b);
-        const CUdeviceptr c = st.device_ptr(graph_, p.c);
-        const CUdeviceptr bias = p.bias == kNoValue ? 0 : st.device_ptr(graph_, p.bias);
-        auto address = [](CUdeviceptr base, int64_t offset, uint64_t size) {
-          return reinterpret_cast<void*>(static_cast<uintptr_t>(base + static_cast<uint64_t>(offset) * size));
-        };
-        for (const GemmCall& call : p.calls) {
-          s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
-                      address(c, call.c_offset, es), st.workspace.address(), stream);
+  if (cuda_graph_) {
+    cuda_graph_->launch(stream);
+  } else {
+    for (const CudaStep& s : st.steps) {
+      switch (s.kind) {
+        case CudaStep::Kind::kKernel: {
+          const codegen::LaunchConfig& l = s.kernel.launch;
+          if (l.grid == 0) break;
+          CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
+          void* params[] = {&table};
+          check_cu(cu.cuLaunchKernel(s.fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes,
+                                     stream, params, nullptr),
+                   "cuLaunchKernel (" + s.label + ")");
+          break;
         }
-        break;
+        case CudaStep::Kind::kGemm:
+        case CudaStep::Kind::kConv:
+          run_library_step(graph_, st, s, stream);
+          break;
+        case CudaStep::Kind::kHost:
+          run_host_step(graph_, st, s);
+          break;
       }
-      case CudaStep::Kind::kConv: {
-        const Node& n = graph_.node(s.node);
-        const bool has_bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
-        auto address = [&](ValueId v) {
-          return reinterpret_cast<void*>(static_cast<uintptr_t>(st.device_ptr(graph_, v)));
-        };
-        s.conv->run(address(n.inputs[0]), address(n.inputs[1]), has_bias ? address(n.inputs[2]) : nullptr,
-                    address(n.outputs[0]), st.workspace.address(), stream);
-        break;
-      }
-      case CudaStep::Kind::kHost: run_host_step(graph_, st, s); break;
     }
   }
   std::vector<Tensor> outputs;

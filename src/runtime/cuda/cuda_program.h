@@ -25,6 +25,9 @@ namespace gf::cuda {
 
 struct CudaProgramOptions {
   bool allow_tf32 = false;  // f32 GEMMs and convolutions on the tensor cores in TF32
+  // Run the steps as one CUDA graph (cuda_program_graph.h), built and instantiated with the
+  // program. A program with host steps runs eagerly whatever this says (stats say which).
+  bool use_graph = true;
 };
 
 struct CudaProgramStats {
@@ -40,9 +43,12 @@ struct CudaProgramStats {
   uint64_t arena_lower_bound = 0;
   uint64_t weight_bytes = 0;
   uint64_t workspace_bytes = 0;
+  int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
+  std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };
 
 struct CudaProgramState;
+class ProgramGraph;
 
 class CudaProgram {
  public:
@@ -67,6 +73,7 @@ class CudaProgram {
   Graph graph_;
   CudaProgramStats stats_;
   std::unique_ptr<CudaProgramState> state_;
+  std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;
 };
 

@@ -82,6 +82,9 @@ struct CudaProgramState {
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count);
 
+// Enqueues a library step (kGemm, kConv) on `stream`.
+void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step, CUstream stream);
+
 // Runs a host step: copies the node's inputs from the device, runs its reference kernel, copies
 // its outputs back. Synchronises the stream first and last.
 void run_host_step(const Graph& g, const CudaProgramState& state, const CudaStep& step);
