@@ -12,6 +12,7 @@
 #include "passes/fuse_layer_norm.h"
 #include "passes/fuse_rms_norm.h"
 #include "passes/fuse_sibling_matmuls.h"
+#include "passes/remove_no_ops.h"
 
 namespace gf {
 
@@ -25,6 +26,7 @@ struct Pass {
 constexpr Pass kPasses[] = {
     {"dce", eliminate_dead_code},
     {"cse", eliminate_common_subexpressions},
+    {"remove-no-ops", remove_no_ops},
     {"fold-batch-norm", fold_batch_norms},
     {"fold-transposes", fold_transposes},
     {"fuse-sibling-matmuls", fuse_sibling_matmuls},
