@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "codegen/common/hash.h"
+#include "codegen/common/parallel_compile.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
@@ -258,28 +259,8 @@ JitLibraryPtr JitCompiler::load_or_compile(const std::string& source, uint64_t k
 }
 
 std::vector<JitLibraryPtr> JitCompiler::compile_all(const std::vector<std::string>& sources) {
-  std::vector<JitLibraryPtr> results(sources.size());
-  std::vector<std::exception_ptr> errors(sources.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < sources.size();) {
-      try {
-        results[i] = compile(sources[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t threads =
-      std::min<size_t>(sources.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  return results;
+  return compile_in_parallel<JitLibraryPtr>(sources.size(),
+                                            [&](size_t i) { return compile(sources[i]); });
 }
 
 }  // namespace gf::codegen

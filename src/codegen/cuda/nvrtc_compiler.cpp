@@ -17,6 +17,7 @@
 
 #include "codegen/common/cache_files.h"
 #include "codegen/common/hash.h"
+#include "codegen/common/parallel_compile.h"
 #include "codegen/cpu/jit_compiler.h"
 #include "graphfuse/error.h"
 
@@ -88,8 +89,8 @@ void check_arch(int compute_capability) {
   std::string list;
   for (int a : archs) list += (list.empty() ? "" : ", ") + sm_arch_name(a);
   throw Error(ErrorCode::kUnsupported, "NVRTC " + nvrtc_version() + " cannot compile for " +
-                                           sm_arch_name(compute_capability) +
-                                           " (it supports " + list + ")");
+                                           sm_arch_name(compute_capability) + " (it supports " +
+                                           list + ")");
 }
 
 // Destroys the program on every path out of run_nvrtc.
@@ -187,7 +188,8 @@ CubinPtr NvrtcCompiler::load_or_compile(const std::string& source, int compute_c
   fs::path source_path = path;
   source_path.replace_extension(".cu");
   write_file_atomically(source_path, source, kCacheWhat);
-  auto cubin = std::make_shared<const std::string>(run_nvrtc(source, source_path, compute_capability));
+  auto cubin =
+      std::make_shared<const std::string>(run_nvrtc(source, source_path, compute_capability));
   write_file_atomically(path, with_trailer(*cubin), kCacheWhat);
   return cubin;
 }
@@ -225,37 +227,16 @@ std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& 
   r = nvrtcGetCUBIN(guard.program, cubin.data());
   if (r != NVRTC_SUCCESS) nvrtc_failed("nvrtcGetCUBIN", r, source_path);
   if (cubin.empty()) {
-    throw Error(ErrorCode::kCompileError,
-                "NVRTC produced no cubin for " + source_path.string() + " (" +
-                    sm_arch_name(compute_capability) + ")");
+    throw Error(ErrorCode::kCompileError, "NVRTC produced no cubin for " + source_path.string() +
+                                              " (" + sm_arch_name(compute_capability) + ")");
   }
   return cubin;
 }
 
 std::vector<CubinPtr> NvrtcCompiler::compile_all(const std::vector<std::string>& sources,
                                                  int compute_capability) {
-  std::vector<CubinPtr> results(sources.size());
-  std::vector<std::exception_ptr> errors(sources.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < sources.size();) {
-      try {
-        results[i] = compile(sources[i], compute_capability);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t threads =
-      std::min<size_t>(sources.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  return results;
+  return compile_in_parallel<CubinPtr>(
+      sources.size(), [&](size_t i) { return compile(sources[i], compute_capability); });
 }
 
 }  // namespace gf::codegen
