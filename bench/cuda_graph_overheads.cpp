@@ -2,6 +2,9 @@
 // stream capture + instantiate against building the graph directly from the launches, graph
 // launch, and re-binding every kernel's buffers two ways: rewriting the kernels' pointer tables
 // (one small copy; the graph is untouched) against cuGraphExecKernelNodeSetParams on every node.
+// Then the same costs for a graphfuse program of about as many kernels (a chain of softmaxes,
+// one kernel each), embedded with DeviceProgram::populate in a graph of the bench's own:
+// populate + instantiate, launch, and DeviceProgram::update to a new set of buffers.
 //
 //   bench_cuda_graph_overheads [--kernels N] [--json FILE]
 #include <cuda_runtime_api.h>
@@ -16,6 +19,8 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/builder.h"
+#include "graphfuse/cuda_graph.h"
 #include "graphfuse/device.h"
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_module.h"
@@ -45,6 +50,67 @@ double us_since(Clock::time_point t) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Two inputs, two outputs: y = softmax^(n-1)(x) + z and w = tanh(z), one kernel per softmax.
+Graph softmax_chain(int n) {
+  GraphBuilder b("softmax_chain");
+  const ValueId x = b.input("x", DType::kF32, Shape{1, kElements});
+  const ValueId z = b.input("z", DType::kF32, Shape{1, kElements});
+  ValueId h = x;
+  for (int i = 0; i + 1 < n; ++i) h = b.softmax(h);
+  b.output(b.add(h, z), "y");
+  b.output(b.unary(Op::kTanh, z), "w");
+  return b.build();
+}
+
+// graphfuse's program of about `n` kernels, embedded in a graph of our own.
+void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
+  const Session session(softmax_chain(n), SessionOptions{Device::kCuda});
+  auto t0 = Clock::now();
+  const DeviceProgram program(session, {{1, kElements}, {1, kElements}});
+  out["program_compile_s"] = us_since(t0) * 1e-6;
+  out["program_kernels"] = program.stats().fused_kernels;
+  const size_t bytes = kElements * sizeof(float);
+  float* buffers[2][4];
+  for (auto& set : buffers)
+    for (float*& p : set) CK(cudaMalloc(reinterpret_cast<void**>(&p), bytes));
+  auto bindings = [&](int s) {
+    return DeviceBindings{{buffers[s][0], buffers[s][1]}, {buffers[s][2], buffers[s][3]}};
+  };
+  std::vector<double> build_us;
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  GraphSegment seg;
+  for (int r = 0; r < 5; ++r) {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    t0 = Clock::now();
+    CK(cudaGraphCreate(&graph, 0));
+    seg = program.populate(graph, nullptr, 0, bindings(0));
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    build_us.push_back(us_since(t0));
+  }
+  out["program_graph_nodes"] = seg.node_count;
+  out["program_populate_instantiate_us"] = median(build_us);
+  std::vector<double> launch_host, update_host;
+  for (int r = 0; r < 203; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    t0 = Clock::now();
+    program.update(exec, seg, bindings(r % 2));
+    const double update = us_since(t0);
+    t0 = Clock::now();
+    CK(cudaGraphLaunch(exec, stream));
+    const double launch = us_since(t0);
+    if (r >= 3) update_host.push_back(update), launch_host.push_back(launch);
+  }
+  CK(cudaStreamSynchronize(stream));
+  out["program_graph_launch_host_us"] = median(launch_host);
+  out["program_update_host_us"] = median(update_host);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  for (auto& set : buffers)
+    for (float* p : set) cudaFree(p);
 }
 
 int run(int argc, char** argv) {
@@ -201,14 +267,23 @@ int run(int argc, char** argv) {
   }
   out["rebind_tables_host_us"] = median(table_rebind);
   out["rebind_setparams_every_node_host_us"] = median(setparams_rebind);
+  measure_program(n, stream, out);
 
   std::printf("%s, %d kernels in a chain\n", dev.name.c_str(), n);
   std::printf("| measure | us |\n|---|---|\n");
   for (const char* key : {"eager_launch_host_us_per_kernel", "eager_total_us_per_kernel", "capture_instantiate_us",
                           "direct_build_instantiate_us", "graph_launch_host_us", "graph_device_us_per_kernel",
-                          "rebind_tables_host_us", "rebind_setparams_every_node_host_us"}) {
+                          "rebind_tables_host_us", "rebind_setparams_every_node_host_us",
+                          "program_compile_s", "program_populate_instantiate_us",
+                          "program_graph_launch_host_us", "program_update_host_us"}) {
     std::printf("| %s | %.2f |\n", key, out[key].get<double>());
   }
+  std::printf("graphfuse program: %d kernels, %d graph nodes; launch host %.2fx the raw graph's, "
+              "update %.2f us (every node re-set: %.0f us)\n",
+              out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
+              out["program_graph_launch_host_us"].get<double>() / out["graph_launch_host_us"].get<double>(),
+              out["program_update_host_us"].get<double>(),
+              out["rebind_setparams_every_node_host_us"].get<double>());
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   cudaFree(a);

@@ -3,6 +3,7 @@
 
 #include "graphfuse/attribute.h"
 #include "graphfuse/builder.h"
+#include "graphfuse/cuda_graph.h"
 #include "graphfuse/device.h"
 #include "graphfuse/dtype.h"
 #include "graphfuse/error.h"

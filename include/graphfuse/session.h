@@ -14,6 +14,7 @@
 
 #include "graphfuse/device.h"
 #include "graphfuse/graph.h"
+#include "graphfuse/shape.h"
 
 namespace gf {
 
@@ -93,8 +94,14 @@ class Session {
   SessionStats stats() const;
 
  private:
+  friend class DeviceProgram;
   // Null when the graph's shapes depend on input data (it then runs on the interpreter).
   std::shared_ptr<const CompiledProgram> program_for(const std::vector<Tensor>& inputs) const;
+  std::shared_ptr<const CompiledProgram> program_for_dims(
+      const std::vector<std::vector<int64_t>>& dims) const;
+  // Checks the types against the declared inputs first.
+  std::shared_ptr<const CompiledProgram> program_for_types(
+      const std::vector<TensorType>& inputs) const;
 
   Graph graph_;
   SessionOptions options_;

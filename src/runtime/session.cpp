@@ -16,37 +16,56 @@ namespace gf {
 
 namespace {
 
-// Checks user inputs against the declared input types; symbolic dims must agree across inputs.
-void check_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
-  if (inputs.size() != g.inputs().size()) {
+void check_input_count(const Graph& g, size_t given) {
+  if (given != g.inputs().size()) {
     throw Error(ErrorCode::kInvalidArgument, "the model takes " +
                                                  std::to_string(g.inputs().size()) +
-                                                 " inputs, got " + std::to_string(inputs.size()));
+                                                 " inputs, got " + std::to_string(given));
   }
+}
+
+// Checks the types of user inputs against the declared input types; symbolic dims must agree
+// across inputs.
+void check_input_types(const Graph& g, const std::vector<TensorType>& given) {
+  check_input_count(g, given.size());
   std::unordered_map<std::string, int64_t> bound;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < given.size(); ++i) {
     const Value& decl = g.value(g.inputs()[i]);
-    const Tensor& t = inputs[i];
+    const TensorType& t = given[i];
+    const std::vector<int64_t> dims = t.shape.static_dims();
     const std::string what = "input '" + decl.name + "' (declared " + decl.type.to_string() + ")";
-    if (!t.defined()) throw Error(ErrorCode::kInvalidArgument, what + " was not given");
-    if (t.dtype() != decl.type.dtype || t.rank() != decl.type.shape.rank()) {
-      throw Error(ErrorCode::kShapeMismatch, what + " got " + t.type_string());
+    if (t.dtype != decl.type.dtype || dims.size() != decl.type.shape.rank()) {
+      throw Error(ErrorCode::kShapeMismatch, what + " got " + t.to_string());
     }
-    for (size_t d = 0; d < t.rank(); ++d) {
+    for (size_t d = 0; d < dims.size(); ++d) {
       const Dim& want = decl.type.shape[d];
-      if (want.is_static() && want.value() != t.dims()[d]) {
-        throw Error(ErrorCode::kShapeMismatch, what + " got " + t.type_string());
+      if (want.is_static() && want.value() != dims[d]) {
+        throw Error(ErrorCode::kShapeMismatch, what + " got " + t.to_string());
       }
       if (want.is_symbolic()) {
-        auto [it, inserted] = bound.emplace(want.symbol(), t.dims()[d]);
-        if (!inserted && it->second != t.dims()[d]) {
+        auto [it, inserted] = bound.emplace(want.symbol(), dims[d]);
+        if (!inserted && it->second != dims[d]) {
           throw Error(ErrorCode::kShapeMismatch,
-                      what + " got " + t.type_string() + ", but dim '" + want.symbol() +
+                      what + " got " + t.to_string() + ", but dim '" + want.symbol() +
                           "' is already " + std::to_string(it->second));
         }
       }
     }
   }
+}
+
+void check_inputs(const Graph& g, const std::vector<Tensor>& inputs) {
+  check_input_count(g, inputs.size());
+  std::vector<TensorType> given;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      const Value& decl = g.value(g.inputs()[i]);
+      throw Error(ErrorCode::kInvalidArgument, "input '" + decl.name + "' (declared " +
+                                                   decl.type.to_string() + ") was not given");
+    }
+    given.push_back({inputs[i].dtype(), Shape::from_static(inputs[i].dims())});
+  }
+  check_input_types(g, given);
 }
 
 }  // namespace
@@ -98,8 +117,14 @@ Session::Session(Graph graph, SessionOptions options)
 }
 
 std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
-  std::vector<std::vector<int64_t>> key;
-  for (const Tensor& t : inputs) key.push_back(t.dims());
+  std::vector<std::vector<int64_t>> dims;
+  for (const Tensor& t : inputs) dims.push_back(t.dims());
+  return program_for_dims(dims);
+}
+
+std::shared_ptr<const CompiledProgram> Session::program_for_dims(
+    const std::vector<std::vector<int64_t>>& dims) const {
+  const std::vector<std::vector<int64_t>>& key = dims;
   ProgramCache& cache = *programs_;
   {
     std::lock_guard lock(cache.mutex);
@@ -112,7 +137,7 @@ std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Te
   }
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
   // same shape both compile; the JIT's cache makes the second one cheap.
-  Graph bound = specialise(graph_, inputs, options_);
+  Graph bound = specialise(graph_, dims, options_);
   std::shared_ptr<const CompiledProgram> program;
   if (all_shapes_static(bound)) {
     program = std::make_shared<const CompiledProgram>(compile_program(std::move(bound), options_));
@@ -120,7 +145,7 @@ std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Te
   std::lock_guard lock(cache.mutex);
   // A null entry remembers that this shape's graph has data-dependent shapes: such graphs run on
   // the interpreter, which infers as it goes.
-  cache.lru.emplace_front(std::move(key), program);
+  cache.lru.emplace_front(key, program);
   while (cache.lru.size() > static_cast<size_t>(options_.max_cached_programs)) cache.lru.pop_back();
   if (program) {
     ++cache.stats.programs_compiled;
@@ -171,6 +196,14 @@ std::string_view precision_name(Precision p) {
 SessionStats Session::stats() const {
   std::lock_guard lock(programs_->mutex);
   return programs_->stats;
+}
+
+std::shared_ptr<const CompiledProgram> Session::program_for_types(
+    const std::vector<TensorType>& inputs) const {
+  check_input_types(graph_, inputs);
+  std::vector<std::vector<int64_t>> dims;
+  for (const TensorType& t : inputs) dims.push_back(t.shape.static_dims());
+  return program_for_dims(dims);
 }
 
 uint64_t Session::host_bytes_in_use() const { return budget_->in_use(); }

@@ -24,9 +24,16 @@ codegen::JitCompiler& process_jit() {
 }  // namespace
 
 Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
+  std::vector<std::vector<int64_t>> dims;
+  for (const Tensor& t : inputs) dims.push_back(t.dims());
+  return specialise(g, dims, options);
+}
+
+Graph specialise(const Graph& g, const std::vector<std::vector<int64_t>>& input_dims,
+                 const SessionOptions& options) {
   Graph bound = g;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    bound.value(bound.inputs()[i]).type.shape = Shape::from_static(inputs[i].dims());
+  for (size_t i = 0; i < input_dims.size(); ++i) {
+    bound.value(bound.inputs()[i]).type.shape = Shape::from_static(input_dims[i]);
   }
   fold_constants(bound, [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); });
   PassOptions passes;

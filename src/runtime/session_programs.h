@@ -31,6 +31,8 @@ struct CompiledProgram {
 // The graph specialised to concrete input shapes: dims bound, shapes inferred, shape subgraphs
 // and other constant work folded, the graph passes, and for CUDA sessions in fp16/bf16 the
 // precision conversion.
+Graph specialise(const Graph& g, const std::vector<std::vector<int64_t>>& input_dims,
+                 const SessionOptions& options);
 Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options);
 
 // Compiles a specialised graph with static shapes for options.device. Throws kDeviceError for

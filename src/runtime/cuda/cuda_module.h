@@ -22,13 +22,15 @@ namespace gf {
   X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)    \
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)            \
   X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)         \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
 #define GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                                  \
   X(cuGraphCreate) X(cuGraphDestroy) X(cuGraphAddKernelNode) X(cuGraphInstantiateWithFlags) \
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
-  X(cuGraphExecKernelNodeSetParams)
+  X(cuGraphExecKernelNodeSetParams) X(cuGraphAddChildGraphNode) X(cuGraphAddEmptyNode)        \
+  X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
+  X(cuGraphExecChildGraphNodeSetParams)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

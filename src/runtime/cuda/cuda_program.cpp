@@ -18,10 +18,13 @@ namespace {
 // Kernels may use this much dynamic shared memory without asking for more.
 constexpr uint32_t kDefaultDynamicSharedBytes = 48 * 1024;
 
-void load_kernels(CudaProgramState& state, const CudaContext& ctx) {
+// Compiles the steps' kernels and the binding kernels in one parallel batch; returns the
+// binding kernels' cubin.
+std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaContext& ctx) {
   std::vector<std::string> sources;
   for (const CudaStep& s : state.steps)
     if (s.kind == CudaStep::Kind::kKernel) sources.push_back(s.kernel.source);
+  sources.push_back(ProgramBindings::source_for(g));
   const std::vector<codegen::CubinPtr> cubins =
       process_nvrtc().compile_all(sources, ctx.compute_capability());
   size_t next = 0;
@@ -37,6 +40,14 @@ void load_kernels(CudaProgramState& state, const CudaContext& ctx) {
                    " bytes of shared memory)");
     }
   }
+  return *cubins[next];
+}
+
+void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared, CUstream stream,
+                   void** params, const std::string& what) {
+  check_cu(cuda_driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, stream, params,
+                                        nullptr),
+           "cuLaunchKernel (" + what + ")");
 }
 
 }  // namespace
@@ -92,7 +103,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   CudaProgramState& st = *state_;
   st.libraries.allow_tf32 = options.allow_tf32;
   build_cuda_steps(graph_, st, stats_, ctx.sm_count());
-  load_kernels(st, ctx);
+  const std::string binding_cubin = load_kernels(graph_, st, ctx);
 
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
   std::vector<StepBuffers> uses;
@@ -118,6 +129,11 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     if (s.kind == CudaStep::Kind::kGemm) workspace = std::max(workspace, kGemmWorkspaceBytes);
     if (s.kind == CudaStep::Kind::kConv) workspace = std::max(workspace, s.conv->workspace_bytes());
   }
+  // An output that is a weight (or a view of one) is copied from the device to caller buffers.
+  for (ValueId v : graph_.outputs()) {
+    const ValueId root = st.storage_of[static_cast<size_t>(v)];
+    if (graph_.value(root).is_constant()) weights.push_back(root);
+  }
   st.weights = DeviceWeights(graph_, weights);
   st.workspace = DeviceBuffer(workspace, "the library workspace of " + what);
 
@@ -134,6 +150,10 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
              "cuMemcpyHtoD (kernel pointer tables)");
   }
   st.stream = std::make_unique<CudaStream>();
+  st.bindings = std::make_unique<ProgramBindings>(graph_, st, binding_cubin, ctx.sm_count());
+  graph_addresses_ = st.bindings->defaults();
+  check_cu(cuda_driver().cuEventCreate(&st.done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
   stats_.arena_bytes = st.memory.arena_bytes;
   stats_.arena_lower_bound = st.memory.lower_bound;
@@ -148,6 +168,11 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     cuda_graph_ = ProgramGraph::build(graph_, st);
     stats_.graph_nodes = static_cast<int>(cuda_graph_->node_count());
   }
+}
+
+CudaProgramState::~CudaProgramState() {
+  if (done) cuda_driver().cuEventDestroy(done);
+  if (ready) cuda_driver().cuEventDestroy(ready);
 }
 
 CudaProgram::~CudaProgram() {
@@ -172,6 +197,8 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   const CudaDriverApi& cu = cuda_driver();
   const CudaProgramState& st = *state_;
   const CUstream stream = st.stream->get();
+  // After a run on caller buffers that went on another stream.
+  check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
     if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0)
@@ -180,31 +207,7 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
         cu.cuMemcpyHtoDAsync(st.device_ptr(graph_, v), inputs[i].raw(), inputs[i].nbytes(), stream),
         "cuMemcpyHtoDAsync (input '" + graph_.value(v).name + "')");
   }
-  if (cuda_graph_) {
-    cuda_graph_->launch(stream);
-  } else {
-    for (const CudaStep& s : st.steps) {
-      switch (s.kind) {
-        case CudaStep::Kind::kKernel: {
-          const codegen::LaunchConfig& l = s.kernel.launch;
-          if (l.grid == 0) break;
-          CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
-          void* params[] = {&table};
-          check_cu(cu.cuLaunchKernel(s.fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes,
-                                     stream, params, nullptr),
-                   "cuLaunchKernel (" + s.label + ")");
-          break;
-        }
-        case CudaStep::Kind::kGemm:
-        case CudaStep::Kind::kConv:
-          run_library_step(graph_, st, s, stream);
-          break;
-        case CudaStep::Kind::kHost:
-          run_host_step(graph_, st, s);
-          break;
-      }
-    }
-  }
+  launch(st.bindings->defaults(), stream);
   std::vector<Tensor> outputs;
   for (ValueId v : graph_.outputs()) {
     const Value& val = graph_.value(v);
@@ -221,6 +224,110 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   }
   st.stream->synchronize("a run of '" + graph_.name + "'");
   return outputs;
+}
+
+void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) const {
+  const CudaDriverApi& cu = cuda_driver();
+  const CudaProgramState& st = *state_;
+  if (cuda_graph_) {
+    if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
+                    graph_addresses_.end())) {
+      cuda_graph_->rebind(st, addresses);
+      graph_addresses_.assign(addresses.begin(), addresses.end());
+    }
+    check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+    cuda_graph_->launch(stream);
+    check_cu(cu.cuEventRecord(st.done, stream), "cuEventRecord");
+    return;
+  }
+  // Eager: the steps go on the program's stream (host steps synchronise it), after the caller's
+  // stream reaches this point, and the caller's stream waits for them.
+  const CUstream own = st.stream->get();
+  if (stream != own) {
+    check_cu(cu.cuEventRecord(st.ready, stream), "cuEventRecord");
+    check_cu(cu.cuStreamWaitEvent(own, st.ready, 0), "cuStreamWaitEvent");
+  }
+  const ProgramBindings& b = *st.bindings;
+  const bool bound = !std::equal(addresses.begin(), addresses.end(), b.defaults().begin(),
+                                 b.defaults().end());
+  if (bound) {
+    BindInParams in = b.in_params(addresses);
+    auto args = in.kernel_params();
+    launch_kernel(b.bind_in(), b.grid(), b.block(), 0, own, args.data(), "binding the inputs");
+  }
+  for (const CudaStep& s : st.steps) {
+    switch (s.kind) {
+      case CudaStep::Kind::kKernel: {
+        const codegen::LaunchConfig& l = s.kernel.launch;
+        if (l.grid == 0) break;
+        CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
+        void* params[] = {&table};
+        launch_kernel(s.fn, l.grid, l.block, l.dynamic_shared_bytes, own, params, s.label);
+        break;
+      }
+      case CudaStep::Kind::kGemm:
+      case CudaStep::Kind::kConv:
+        run_library_step(graph_, st, s, own);
+        break;
+      case CudaStep::Kind::kHost:
+        run_host_step(graph_, st, s);
+        break;
+    }
+  }
+  if (bound) {
+    BindOutParams out = b.out_params();
+    auto args = out.kernel_params();
+    launch_kernel(b.bind_out(), b.grid(), b.block(), 0, own, args.data(), "binding the outputs");
+  }
+  if (stream != own) {
+    check_cu(cu.cuEventRecord(st.done, own), "cuEventRecord");
+    check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+  }
+}
+
+void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  state_->bindings->check(graph_, addresses);
+  launch(addresses, stream);
+}
+
+namespace {
+
+void expect_no_host_steps(const Graph& g, const CudaProgramStats& stats) {
+  if (stats.host_steps == 0) return;
+  throw Error(ErrorCode::kUnsupported,
+              "'" + g.name + "' cannot join a CUDA graph: " + std::to_string(stats.host_steps) +
+                  " of its nodes run on the host (" +
+                  (stats.fallback_reasons.empty() ? std::string("no device kernel")
+                                                  : stats.fallback_reasons.front()) +
+                  ")");
+}
+
+}  // namespace
+
+ProgramSegment CudaProgram::populate_child(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                           size_t num_deps,
+                                           std::span<const uint64_t> addresses) const {
+  expect_no_host_steps(graph_, stats_);
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  return populate_program_child(graph, deps, num_deps, graph_, *state_, addresses);
+}
+
+ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                     size_t num_deps, std::span<const uint64_t> addresses) const {
+  expect_no_host_steps(graph_, stats_);
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  return populate_program(graph, deps, num_deps, graph_, *state_, addresses);
+}
+
+void CudaProgram::update(CUgraphExec_st* exec, const ProgramSegment& segment,
+                         std::span<const uint64_t> addresses) const {
+  CudaContext::get();
+  state_->bindings->check(graph_, addresses);
+  rebind_segment(exec, segment, *state_, addresses);
 }
 
 }  // namespace gf::cuda

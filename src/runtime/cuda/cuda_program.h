@@ -1,13 +1,17 @@
-// The CUDA backend, eager on one stream: a graph with static shapes compiled into a list of
-// steps (generated kernels from the fusion plan, cuBLASLt GEMMs and cuDNN convolutions for the
-// anchors with their epilogues generated, hand-written anchor kernels for attention and pooling,
-// host steps on the reference kernels where nothing else takes a node) over one device arena
-// placed by plan_memory. Weights are uploaded once, when the program is built; a run copies its
-// inputs in and its outputs out.
+// The CUDA backend: a graph with static shapes compiled into a list of steps (generated kernels
+// from the fusion plan, cuBLASLt GEMMs and cuDNN convolutions for the anchors with their
+// epilogues generated, hand-written anchor kernels for attention and pooling, host steps on the
+// reference kernels where nothing else takes a node) over one device arena placed by
+// plan_memory, run as one CUDA graph or step by step on a stream. Weights are uploaded once, when
+// the program is built. run() copies host inputs in and outputs out; run_on_device() and
+// populate() bind the caller's device buffers instead (runtime/cuda/program_bindings.h).
 //
-// Thread safety: run() may be called from any thread, but calls on one program serialise on a
-// mutex: the program has one arena, one stream and one library workspace, and its device
-// addresses never change (what a CUDA graph of it will rely on). Programs run concurrently.
+// Thread safety: run() and run_on_device() may be called from any thread, but calls on one
+// program serialise on a mutex, and their GPU work is ordered one after another whatever the
+// streams: the program has one arena and one library workspace, and its device addresses never
+// change (what a CUDA graph of it relies on). Programs run concurrently. Graphs that a caller
+// populated are the caller's to order: two launches of them must not overlap each other or a
+// run of the same program.
 //
 // This header includes no CUDA header, so the Session can name the type in every build.
 #pragma once
@@ -21,7 +25,23 @@
 
 #include "graphfuse/graph.h"
 
+// The driver's handle types (CUstream, CUgraph, ... are pointers to these).
+struct CUstream_st;
+struct CUgraph_st;
+struct CUgraphNode_st;
+struct CUgraphExec_st;
+
 namespace gf::cuda {
+
+// What populate() added to a graph: one entry node (waiting for the caller's dependencies) and
+// one exit node (for the caller's later nodes to wait for).
+struct ProgramSegment {
+  CUgraphNode_st* entry = nullptr;
+  CUgraphNode_st* exit = nullptr;
+  size_t node_count = 0;  // nodes added, the two binding kernels included (1: a child graph)
+  CUgraphNode_st* binding_node = nullptr;  // gf_bind_in's node (inside the child graph if any)
+  CUgraphNode_st* child = nullptr;         // populate_child's node
+};
 
 struct CudaProgramOptions {
   bool allow_tf32 = false;  // f32 GEMMs and convolutions on the tensor cores in TF32
@@ -64,6 +84,28 @@ class CudaProgram {
   // outputs are host tensors.
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
 
+  // Runs on the caller's device buffers, `addresses` being the inputs then the outputs in graph
+  // order, asynchronously on `stream` (the caller's): returns once the work is queued. Each
+  // buffer must hold its value's bytes (dense, row-major); any alignment. Outputs may alias
+  // inputs. kInvalidArgument for a wrong count or a null address.
+  void run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const;
+
+  // Adds the program to the caller's `graph` (which may already hold nodes) after `deps`, flat:
+  // kernel nodes and captured library calls, no child graph. Throws kUnsupported for a program
+  // with host steps.
+  ProgramSegment populate(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                          std::span<const uint64_t> addresses) const;
+  // The same nodes in one child-graph node.
+  ProgramSegment populate_child(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                                std::span<const uint64_t> addresses) const;
+  // Binds new buffers in `exec`, instantiated from a graph that populate() added `segment` to:
+  // one kernel-node update, effective from the exec's next launch (for a child graph, the child
+  // graph's update).
+  void update(CUgraphExec_st* exec, const ProgramSegment& segment,
+              std::span<const uint64_t> addresses) const;
+  // Inputs then outputs: the values whose addresses the calls above take.
+  size_t binding_count() const { return graph_.inputs().size() + graph_.outputs().size(); }
+
   const Graph& graph() const { return graph_; }
   const CudaProgramStats& stats() const { return stats_; }
   // Generated and anchor kernel sources, in step order (for dumps and tests).
@@ -73,8 +115,12 @@ class CudaProgram {
   Graph graph_;
   CudaProgramStats stats_;
   std::unique_ptr<CudaProgramState> state_;
+  // Queues the steps, bound to `addresses`, on `stream`, after the program's earlier work.
+  void launch(std::span<const uint64_t> addresses, CUstream_st* stream) const;
+
   std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;
+  mutable std::vector<uint64_t> graph_addresses_;  // what cuda_graph_ is bound to now
 };
 
 }  // namespace gf::cuda

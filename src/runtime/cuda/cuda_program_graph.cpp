@@ -7,14 +7,18 @@
 
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/program_bindings.h"
 #include "runtime/graph_dependencies.h"
 
 namespace gf::cuda {
 
 namespace {
 
-// The library workspace is one buffer that every library step writes: such steps never overlap.
+// Buffers besides the values (whose ids are >= 0). The library workspace is one buffer that
+// every library step writes: such steps never overlap.
 constexpr int64_t kWorkspaceBuffer = -1;
+constexpr int64_t kBindingTable = -2;
+constexpr int64_t kCallerOutputs = -3;
 
 void check_rt(cudaError_t e, const std::string& call) {
   if (e != cudaSuccess) {
@@ -24,17 +28,29 @@ void check_rt(cudaError_t e, const std::string& call) {
   }
 }
 
-}  // namespace
-
-ProgramGraph::~ProgramGraph() {
-  const CudaDriverApi& cu = cuda_driver();
-  if (exec_) cu.cuGraphExecDestroy(exec_);
-  if (graph_) cu.cuGraphDestroy(graph_);
+CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared,
+                                    void** params) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = fn;
+  p.gridDimX = grid;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = block;
+  p.blockDimY = p.blockDimZ = 1;
+  p.sharedMemBytes = shared;
+  p.kernelParams = params;
+  return p;
 }
 
-std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProgramState& st) {
-  const CudaDriverApi& cu = cuda_driver();
+// The commands in order: gf_bind_in, the steps, gf_bind_out; per command, the earlier ones it
+// waits for. Every step waits at least for gf_bind_in and gf_bind_out waits for every step
+// nothing else waits for, so the segment has one entry and one exit.
+std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaProgramState& st) {
+  auto root = [&](ValueId v) { return static_cast<int64_t>(st.storage_of[static_cast<size_t>(v)]); };
   std::vector<CommandBuffers> uses;
+  CommandBuffers in;
+  for (ValueId v : g.inputs()) in.writes.push_back(root(v));
+  in.writes.push_back(kBindingTable);
+  uses.push_back(std::move(in));
   for (const CudaStep& s : st.steps) {
     if (s.kind == CudaStep::Kind::kHost) {
       throw Error(ErrorCode::kUnsupported, "graph mode: step '" + s.label + "' runs on the host");
@@ -42,56 +58,92 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
     const StepBuffers b = s.reads_and_writes(g);
     CommandBuffers c;
     for (ValueId v : b.reads)
-      if (v != kNoValue) c.reads.push_back(st.storage_of[static_cast<size_t>(v)]);
+      if (v != kNoValue) c.reads.push_back(root(v));
     for (ValueId v : b.writes)
-      if (v != kNoValue) c.writes.push_back(st.storage_of[static_cast<size_t>(v)]);
+      if (v != kNoValue) c.writes.push_back(root(v));
     if (s.kind == CudaStep::Kind::kGemm || s.kind == CudaStep::Kind::kConv)
       c.writes.push_back(kWorkspaceBuffer);
     uses.push_back(std::move(c));
   }
-  const std::vector<std::vector<int>> deps = command_dependencies(uses);
+  CommandBuffers out;
+  for (ValueId v : g.outputs()) out.reads.push_back(root(v));
+  out.reads.push_back(kBindingTable);
+  out.writes.push_back(kCallerOutputs);
+  uses.push_back(std::move(out));
 
-  std::unique_ptr<ProgramGraph> pg(new ProgramGraph());
-  check_cu(cu.cuGraphCreate(&pg->graph_, 0), "cuGraphCreate");
-  // Per step, the nodes a dependent must wait for (empty for a step with no work: its
-  // dependents then wait for what it waited for).
-  std::vector<std::vector<CUgraphNode>> exits(st.steps.size());
-  CudaStream capture;
-  for (size_t i = 0; i < st.steps.size(); ++i) {
-    const CudaStep& s = st.steps[i];
+  std::vector<std::vector<int>> deps = command_dependencies(uses);
+  const size_t last = deps.size() - 1;
+  std::vector<bool> waited_for(deps.size(), false);
+  for (size_t i = 1; i < last; ++i) {
+    if (deps[i].empty()) deps[i].push_back(0);
+    for (int d : deps[i]) waited_for[static_cast<size_t>(d)] = true;
+  }
+  for (size_t i = 0; i < last; ++i)
+    if (!waited_for[i]) deps[last].push_back(static_cast<int>(i));
+  std::sort(deps[last].begin(), deps[last].end());
+  deps[last].erase(std::unique(deps[last].begin(), deps[last].end()), deps[last].end());
+  return deps;
+}
+
+}  // namespace
+
+ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
+                                const Graph& g, const CudaProgramState& st,
+                                std::span<const uint64_t> addresses) {
+  const CudaDriverApi& cu = cuda_driver();
+  const ProgramBindings& bindings = *st.bindings;
+  bindings.check(g, addresses);
+  const std::vector<std::vector<int>> deps = segment_dependencies(g, st);
+  ProgramSegment seg;
+  size_t before = 0;
+  check_cu(cu.cuGraphGetNodes(graph, nullptr, &before), "cuGraphGetNodes");
+  // Per command, the nodes a dependent must wait for (for a step with no work, what it waited
+  // for).
+  std::vector<std::vector<CUgraphNode>> exits(deps.size());
+  auto waits = [&](size_t i) {
     std::vector<CUgraphNode> wait;
     for (int d : deps[i])
       wait.insert(wait.end(), exits[static_cast<size_t>(d)].begin(),
                   exits[static_cast<size_t>(d)].end());
     std::sort(wait.begin(), wait.end());
     wait.erase(std::unique(wait.begin(), wait.end()), wait.end());
+    return wait;
+  };
+
+  BindInParams in = bindings.in_params(addresses);
+  auto in_args = in.kernel_params();
+  CUDA_KERNEL_NODE_PARAMS p =
+      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, in_args.data());
+  check_cu(cu.cuGraphAddKernelNode(&seg.entry, graph, caller_deps, num_deps, &p),
+           "cuGraphAddKernelNode (binding the inputs of '" + g.name + "')");
+  seg.binding_node = seg.entry;
+  exits[0] = {seg.entry};
+
+  CudaStream capture;
+  for (size_t i = 0; i < st.steps.size(); ++i) {
+    const CudaStep& s = st.steps[i];
+    const size_t c = i + 1;
+    const std::vector<CUgraphNode> wait = waits(c);
     if (s.kind == CudaStep::Kind::kKernel) {
       const codegen::LaunchConfig& l = s.kernel.launch;
       if (l.grid == 0) {
-        exits[i] = wait;
+        exits[c] = wait;
         continue;
       }
       CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
       void* params[] = {&table};
-      CUDA_KERNEL_NODE_PARAMS p{};
-      p.func = s.fn;
-      p.gridDimX = l.grid;
-      p.gridDimY = p.gridDimZ = 1;
-      p.blockDimX = l.block;
-      p.blockDimY = p.blockDimZ = 1;
-      p.sharedMemBytes = l.dynamic_shared_bytes;
-      p.kernelParams = params;
+      CUDA_KERNEL_NODE_PARAMS kp =
+          kernel_node(s.fn, l.grid, l.block, l.dynamic_shared_bytes, params);
       CUgraphNode node = nullptr;
-      check_cu(cu.cuGraphAddKernelNode(&node, pg->graph_, wait.data(), wait.size(), &p),
+      check_cu(cu.cuGraphAddKernelNode(&node, graph, wait.data(), wait.size(), &kp),
                "cuGraphAddKernelNode (" + s.label + ")");
-      exits[i] = {node};
-      ++pg->node_count_;
+      exits[c] = {node};
       continue;
     }
     // A library step: captured into this graph after `wait`; its last nodes are the capture's
     // frontier when the calls are recorded.
     const cudaStream_t stream = capture.get();
-    check_rt(cudaStreamBeginCaptureToGraph(stream, pg->graph_, wait.data(), nullptr, wait.size(),
+    check_rt(cudaStreamBeginCaptureToGraph(stream, graph, wait.data(), nullptr, wait.size(),
                                            cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCaptureToGraph (" + s.label + ")");
     try {
@@ -108,13 +160,97 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
     check_rt(cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &frontier, nullptr,
                                       &frontier_count),
              "cudaStreamGetCaptureInfo (" + s.label + ")");
-    exits[i].assign(frontier, frontier + frontier_count);
+    exits[c].assign(frontier, frontier + frontier_count);
     cudaGraph_t same = nullptr;
     check_rt(cudaStreamEndCapture(stream, &same), "cudaStreamEndCapture (" + s.label + ")");
   }
+
+  const std::vector<CUgraphNode> wait = waits(deps.size() - 1);
+  BindOutParams out = bindings.out_params();
+  auto out_args = out.kernel_params();
+  p = kernel_node(bindings.bind_out(), bindings.grid(), bindings.block(), 0, out_args.data());
+  check_cu(cu.cuGraphAddKernelNode(&seg.exit, graph, wait.data(), wait.size(), &p),
+           "cuGraphAddKernelNode (binding the outputs of '" + g.name + "')");
+
+  size_t after = 0;
+  check_cu(cu.cuGraphGetNodes(graph, nullptr, &after), "cuGraphGetNodes");
+  seg.node_count = after - before;
+  return seg;
+}
+
+ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_deps,
+                                      size_t num_deps, const Graph& g,
+                                      const CudaProgramState& st,
+                                      std::span<const uint64_t> addresses) {
+  const CudaDriverApi& cu = cuda_driver();
+  CUgraph child = nullptr;
+  check_cu(cu.cuGraphCreate(&child, 0), "cuGraphCreate");
+  ProgramSegment seg;
+  try {
+    populate_program(child, nullptr, 0, g, st, addresses);
+    // The node holds a copy of `child`.
+    check_cu(cu.cuGraphAddChildGraphNode(&seg.child, graph, caller_deps, num_deps, child),
+             "cuGraphAddChildGraphNode ('" + g.name + "')");
+  } catch (...) {
+    cu.cuGraphDestroy(child);
+    throw;
+  }
+  cu.cuGraphDestroy(child);
+  seg.entry = seg.exit = seg.child;
+  seg.node_count = 1;
+  // gf_bind_in's node in the copy: the one kernel node running it.
+  CUgraph embedded = nullptr;
+  check_cu(cu.cuGraphChildGraphNodeGetGraph(seg.child, &embedded), "cuGraphChildGraphNodeGetGraph");
   size_t count = 0;
-  check_cu(cu.cuGraphGetNodes(pg->graph_, nullptr, &count), "cuGraphGetNodes");
-  pg->node_count_ = count;
+  check_cu(cu.cuGraphGetNodes(embedded, nullptr, &count), "cuGraphGetNodes");
+  std::vector<CUgraphNode> nodes(count);
+  check_cu(cu.cuGraphGetNodes(embedded, nodes.data(), &count), "cuGraphGetNodes");
+  for (CUgraphNode n : nodes) {
+    CUgraphNodeType type;
+    check_cu(cu.cuGraphNodeGetType(n, &type), "cuGraphNodeGetType");
+    if (type != CU_GRAPH_NODE_TYPE_KERNEL) continue;
+    CUDA_KERNEL_NODE_PARAMS p{};
+    check_cu(cu.cuGraphKernelNodeGetParams(n, &p), "cuGraphKernelNodeGetParams");
+    if (p.func == st.bindings->bind_in()) seg.binding_node = n;
+  }
+  GF_ASSERT(seg.binding_node != nullptr, "the child graph lost its binding node");
+  return seg;
+}
+
+void rebind_segment(CUgraphExec exec, const ProgramSegment& segment,
+                    const CudaProgramState& state, std::span<const uint64_t> addresses) {
+  const CudaDriverApi& cu = cuda_driver();
+  const ProgramBindings& bindings = *state.bindings;
+  BindInParams in = bindings.in_params(addresses);
+  auto args = in.kernel_params();
+  CUDA_KERNEL_NODE_PARAMS p =
+      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
+  if (segment.child == nullptr) {
+    check_cu(cu.cuGraphExecKernelNodeSetParams(exec, segment.binding_node, &p),
+             "cuGraphExecKernelNodeSetParams (binding new buffers)");
+    return;
+  }
+  // An exec's child graph changes as a whole: the node in the child graph first, then the copy.
+  check_cu(cu.cuGraphKernelNodeSetParams(segment.binding_node, &p),
+           "cuGraphKernelNodeSetParams (binding new buffers)");
+  CUgraph embedded = nullptr;
+  check_cu(cu.cuGraphChildGraphNodeGetGraph(segment.child, &embedded),
+           "cuGraphChildGraphNodeGetGraph");
+  check_cu(cu.cuGraphExecChildGraphNodeSetParams(exec, segment.child, embedded),
+           "cuGraphExecChildGraphNodeSetParams (binding new buffers)");
+}
+
+ProgramGraph::~ProgramGraph() {
+  const CudaDriverApi& cu = cuda_driver();
+  if (exec_) cu.cuGraphExecDestroy(exec_);
+  if (graph_) cu.cuGraphDestroy(graph_);
+}
+
+std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProgramState& st) {
+  const CudaDriverApi& cu = cuda_driver();
+  std::unique_ptr<ProgramGraph> pg(new ProgramGraph());
+  check_cu(cu.cuGraphCreate(&pg->graph_, 0), "cuGraphCreate");
+  pg->segment_ = populate_program(pg->graph_, nullptr, 0, g, st, st.bindings->defaults());
   check_cu(cu.cuGraphInstantiateWithFlags(&pg->exec_, pg->graph_, 0),
            "cuGraphInstantiateWithFlags");
   return pg;
@@ -122,6 +258,11 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
 
 void ProgramGraph::launch(CUstream stream) const {
   check_cu(cuda_driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
+}
+
+void ProgramGraph::rebind(const CudaProgramState& state,
+                          std::span<const uint64_t> addresses) const {
+  rebind_segment(exec_, segment_, state, addresses);
 }
 
 }  // namespace gf::cuda

@@ -1,20 +1,42 @@
-// A CudaProgram's steps as one CUDA graph (graph mode): kernel steps become kernel nodes through
-// the graph API; library steps (cuBLASLt, cuDNN) are captured into the same graph at their place
-// (stream capture into an existing graph: no child graph); edges come from the buffers each step
-// reads and writes (command_dependencies), so independent branches run concurrently. Built once
-// per program, it is then launched as one unit; the program's addresses never change, so it
-// never needs an update for the session's runs (inputs and outputs are copied in and out).
+// A CudaProgram's steps as CUDA graph nodes (graph mode): kernel steps become kernel nodes
+// through the graph API; library steps (cuBLASLt, cuDNN) are captured into the same graph at
+// their place (stream capture into an existing graph: no child graph); edges come from the
+// buffers each step reads and writes (command_dependencies), so independent branches run
+// concurrently. The steps sit between the two binding kernels (program_bindings.h): gf_bind_in
+// is the one entry node, gf_bind_out the one exit node.
+//
+// populate_program adds these nodes to any graph, ours or a caller's (flat: no child graph);
+// ProgramGraph is the program's own graph, built and instantiated once, launched as one unit.
 #pragma once
 
 #include <cuda.h>
 
 #include <memory>
+#include <span>
 
 #include "graphfuse/graph.h"
+#include "runtime/cuda/cuda_program.h"
 
 namespace gf::cuda {
 
 struct CudaProgramState;
+
+// Adds the program to `graph` after `deps`, bound to `addresses` (inputs then outputs). Throws
+// kUnsupported when a step cannot be in a graph (a host step), kDeviceError naming the call
+// when CUDA refuses.
+ProgramSegment populate_program(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
+                                const Graph& g, const CudaProgramState& state,
+                                std::span<const uint64_t> addresses);
+
+// The same nodes inside one child-graph node of `graph`.
+ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
+                                      const Graph& g, const CudaProgramState& state,
+                                      std::span<const uint64_t> addresses);
+
+// Points the segment's gf_bind_in node of `exec` (a graph instantiated from one populate_program
+// added to) at new addresses; takes effect from the next launch.
+void rebind_segment(CUgraphExec exec, const ProgramSegment& segment,
+                    const CudaProgramState& state, std::span<const uint64_t> addresses);
 
 class ProgramGraph {
  public:
@@ -22,17 +44,18 @@ class ProgramGraph {
   ProgramGraph(const ProgramGraph&) = delete;
   ProgramGraph& operator=(const ProgramGraph&) = delete;
 
-  // Throws kUnsupported when a step cannot be in a graph (a host step), kDeviceError naming
-  // the call when CUDA refuses.
+  // Bound to the program's own addresses (the state's binding defaults).
   static std::unique_ptr<ProgramGraph> build(const Graph& g, const CudaProgramState& state);
   void launch(CUstream stream) const;
-  size_t node_count() const { return node_count_; }
+  // Not thread-safe: the program's run mutex serialises it with launches.
+  void rebind(const CudaProgramState& state, std::span<const uint64_t> addresses) const;
+  size_t node_count() const { return segment_.node_count; }
 
  private:
   ProgramGraph() = default;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
-  size_t node_count_ = 0;
+  ProgramSegment segment_;
 };
 
 }  // namespace gf::cuda

@@ -20,6 +20,7 @@
 #include "runtime/cuda/device_buffer.h"
 #include "runtime/cuda/device_weights.h"
 #include "runtime/cuda/gemm_plan.h"
+#include "runtime/cuda/program_bindings.h"
 #include "runtime/memory_plan.h"
 #include "runtime/step_lifetimes.h"
 
@@ -71,7 +72,17 @@ struct CudaProgramState {
   DeviceWeights weights;
   DeviceBuffer tables;  // the kernels' pointer tables, one after another
   DeviceBuffer workspace;
+  std::unique_ptr<ProgramBindings> bindings;
   std::unique_ptr<CudaStream> stream;
+  // Recorded after every run's work, waited for before the next: runs on different streams
+  // take turns on the arena.
+  CUevent done = nullptr;
+  CUevent ready = nullptr;  // the caller's stream reached a run (eager runs on caller buffers)
+
+  CudaProgramState() = default;
+  ~CudaProgramState();
+  CudaProgramState(const CudaProgramState&) = delete;
+  CudaProgramState& operator=(const CudaProgramState&) = delete;
 
   // The device address of `v`'s storage: the arena slot, or the uploaded weight.
   CUdeviceptr device_ptr(const Graph& g, ValueId v) const;

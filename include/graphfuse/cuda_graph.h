@@ -1,0 +1,101 @@
+// Running a model on the caller's CUDA buffers, and putting it into the caller's own CUDA graphs.
+//
+// A DeviceProgram is what a CUDA Session runs for one set of input shapes, taken out so that a
+// framework can drive it with its own device memory and streams:
+//
+//   gf::DeviceProgram program(session, {{1, 128}});
+//   program.run({{d_ids}, {d_logits}}, stream);               // queued on the caller's stream
+//
+//   gf::GraphSegment seg = program.populate(graph, &before, 1, {{d_ids}, {d_logits}});
+//   cudaGraphAddDependencies(graph, &seg.exit, &after, 1);    // the caller's later work
+//   cudaGraphInstantiate(&exec, graph);
+//   program.update(exec, seg, {{d_ids2}, {d_logits2}});       // one node update, no re-capture
+//
+// populate() adds the program's nodes to the caller's graph directly (kernel nodes, library
+// calls captured in place): no child graph between the caller and our kernels. The program's
+// buffers stay inside it; the segment's entry node copies the caller's inputs in and its exit
+// node copies the outputs out, so re-binding is one kernel-node update whatever the program's
+// size. populate_child() puts the same nodes in one child-graph node instead, for callers that
+// want the program as one node; its update rewrites the whole child graph and is slower.
+//
+// Thread safety: calls on one DeviceProgram may come from any thread (they serialise). A
+// program has one set of internal buffers: graphs that hold it must not run concurrently with
+// each other or with run() of the same program, which the caller orders (run() itself orders
+// its launches after each other, on any streams).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "graphfuse/session.h"
+
+// The CUDA handle types (cudaStream_t, cudaGraph_t, cudaGraphNode_t and cudaGraphExec_t, and
+// their driver-API names, are pointers to these), declared so this header needs no CUDA header.
+struct CUstream_st;
+struct CUgraph_st;
+struct CUgraphNode_st;
+struct CUgraphExec_st;
+
+namespace gf {
+
+// Device addresses in the order of the graph's inputs and outputs. Each holds its value dense
+// and row-major; no alignment is required. An output may be the same buffer as an input.
+struct DeviceBindings {
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+};
+
+// What populate() or populate_child() added to a caller's graph.
+struct GraphSegment {
+  CUgraphNode_st* entry = nullptr;  // waits for the dependencies given to populate()
+  CUgraphNode_st* exit = nullptr;   // what the caller's later nodes wait for
+  size_t node_count = 0;            // nodes added to the caller's graph (1 for a child graph)
+  // Internal: the node update() changes (entry, or inside the child graph), and the child-graph
+  // node (null when populated flat).
+  CUgraphNode_st* binding_node = nullptr;
+  CUgraphNode_st* child = nullptr;
+};
+
+namespace cuda {
+class CudaProgram;
+}
+
+class DeviceProgram {
+ public:
+  // The program `session` (on Device::kCuda) runs for inputs of these dims: compiled now, or
+  // taken from the session's cache; it stays valid after the session is destroyed. Throws what
+  // Session::run would for such inputs (kShapeMismatch naming the input, kCompileError, ...),
+  // and kUnsupported when the shapes depend on input values or the session is not on CUDA.
+  DeviceProgram(const Session& session, const std::vector<std::vector<int64_t>>& input_dims);
+
+  // The types of the bound values (static shapes).
+  const std::vector<TensorType>& input_types() const { return input_types_; }
+  const std::vector<TensorType>& output_types() const { return output_types_; }
+  SessionStats stats() const;  // its kernel counts, arena size and graph nodes
+
+  // Queues a run on `stream` and returns; outputs are ready when the stream gets there.
+  void run(const DeviceBindings& bindings, CUstream_st* stream) const;
+
+  // Adds the program to `graph` after `deps` (flat). Throws kUnsupported when the program has
+  // steps that run on the host (they cannot be graph nodes), kDeviceError naming the call.
+  GraphSegment populate(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                        const DeviceBindings& bindings) const;
+  // The same nodes as one child-graph node.
+  GraphSegment populate_child(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                              const DeviceBindings& bindings) const;
+  // Re-binds `segment` in `exec` (instantiated from the graph it was added to), effective from
+  // the exec's next launch. Nothing else of the exec changes.
+  void update(CUgraphExec_st* exec, const GraphSegment& segment,
+              const DeviceBindings& bindings) const;
+
+ private:
+  std::vector<uint64_t> addresses(const DeviceBindings& bindings) const;
+
+  std::shared_ptr<const CompiledProgram> program_;
+  const cuda::CudaProgram* cuda_ = nullptr;
+  std::vector<TensorType> input_types_, output_types_;
+};
+
+}  // namespace gf

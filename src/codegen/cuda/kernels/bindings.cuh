@@ -1,0 +1,59 @@
+// The two kernels at the edges of a program that runs on the caller's device buffers
+// (runtime/cuda/program_bindings.h). Compiled after a line defining GF_BINDING_CAPACITY; includes
+// nothing.
+//
+// gf_bind_in takes the caller's addresses by value, as its kernel parameter: re-binding a built
+// graph is one kernel-node parameter update, whatever the size of the program. It keeps them in
+// the program's binding table, then copies each input into its arena slot. gf_bind_out copies
+// each output from the arena to the address in the table. A copy whose source and destination
+// are the same address (the defaults: the arena itself) does nothing.
+
+struct gf_binding_copy {
+  unsigned long long arena;  // the value's address in the program
+  unsigned long long bytes;
+  int binding;               // its index in the caller's addresses
+  int unused;
+};
+
+struct gf_bindings {
+  unsigned long long address[GF_BINDING_CAPACITY];
+};
+
+// Every thread of the grid takes a share; 16-byte accesses when both ends and the size allow
+// (the caller's buffers need no particular alignment).
+static __device__ __forceinline__ void gf_copy_bytes(unsigned long long dst, unsigned long long src,
+                                                     unsigned long long bytes) {
+  const unsigned long long first = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+  const unsigned long long stride = gridDim.x * (unsigned long long)blockDim.x;
+  if (((dst | src | bytes) & 15ull) == 0) {
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    const uint4* s = reinterpret_cast<const uint4*>(src);
+    for (unsigned long long i = first; i < bytes / 16; i += stride) d[i] = s[i];
+    return;
+  }
+  unsigned char* d = reinterpret_cast<unsigned char*>(dst);
+  const unsigned char* s = reinterpret_cast<const unsigned char*>(src);
+  for (unsigned long long i = first; i < bytes; i += stride) d[i] = s[i];
+}
+
+extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy* copies,
+                                      int copy_count, unsigned long long* table,
+                                      int binding_count) {
+  if (blockIdx.x == 0) {
+    for (int i = threadIdx.x; i < binding_count; i += blockDim.x) table[i] = caller.address[i];
+  }
+  for (int c = 0; c < copy_count; ++c) {
+    const gf_binding_copy k = copies[c];
+    const unsigned long long src = caller.address[k.binding];
+    if (src != k.arena) gf_copy_bytes(k.arena, src, k.bytes);
+  }
+}
+
+extern "C" __global__ void gf_bind_out(const gf_binding_copy* copies, int copy_count,
+                                       const unsigned long long* table) {
+  for (int c = 0; c < copy_count; ++c) {
+    const gf_binding_copy k = copies[c];
+    const unsigned long long dst = table[k.binding];
+    if (dst != k.arena) gf_copy_bytes(dst, k.arena, k.bytes);
+  }
+}

@@ -1,0 +1,258 @@
+// DeviceProgram (label gpu): a CUDA session's program run on caller buffers and embedded in a
+// caller's CUDA graph. The oracle is the same session's host-tensor run, bit for bit (the same
+// kernels compute both; only the buffers at the edges differ).
+#ifdef GF_HAVE_CUDA
+
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <random>
+
+#include "graphfuse/builder.h"
+#include "graphfuse/cuda_graph.h"
+#include "graphfuse/session.h"
+#include "test_util.h"
+
+namespace gf {
+namespace {
+
+#define CK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+class DeviceProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaProbe probe = probe_cuda();
+    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
+  }
+};
+
+Tensor normal(std::mt19937& rng, std::vector<int64_t> dims) {
+  Tensor t(DType::kF32, std::move(dims));
+  std::normal_distribution<float> d;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// Two inputs, two outputs; the inputs feed cuBLASLt GEMMs directly (library calls must never
+// see a caller's address) and a generated kernel; one output is a GEMM's, one a kernel's.
+Graph two_branch_model(std::mt19937& rng) {
+  GraphBuilder b("two_branches");
+  const ValueId x = b.input("x", DType::kF32, Shape{48, 80});
+  const ValueId y = b.input("y", DType::kF32, Shape{48, 80});
+  const ValueId w = b.constant("w", normal(rng, {80, 72}));
+  const ValueId bias = b.constant("bias", normal(rng, {72}));
+  const ValueId left = b.gelu(b.add(b.matmul(x, w), bias), false);
+  const ValueId right = b.matmul(b.mul(y, y), w);
+  b.output(b.add(left, right), "sum");
+  b.output(b.unary(Op::kTanh, x), "tanh_x");
+  return b.build();
+}
+
+// Device memory with an offset (so that caller buffers need not be aligned), freed at exit.
+class DeviceMemory {
+ public:
+  DeviceMemory(size_t bytes, size_t offset) : offset_(offset) {
+    EXPECT_EQ(cudaMalloc(&base_, bytes + offset), cudaSuccess);
+    EXPECT_EQ(cudaMemset(base_, 0, bytes + offset), cudaSuccess);
+  }
+  ~DeviceMemory() { cudaFree(base_); }
+  void* get() const { return static_cast<char*>(base_) + offset_; }
+
+ private:
+  void* base_ = nullptr;
+  size_t offset_;
+};
+
+struct Buffers {
+  std::vector<std::unique_ptr<DeviceMemory>> in, out;
+  DeviceBindings bindings() const {
+    DeviceBindings b;
+    for (const auto& m : in) b.inputs.push_back(m->get());
+    for (const auto& m : out) b.outputs.push_back(m->get());
+    return b;
+  }
+};
+
+Buffers make_buffers(const std::vector<Tensor>& inputs, const DeviceProgram& p, size_t offset) {
+  Buffers b;
+  for (const Tensor& t : inputs) {
+    b.in.push_back(std::make_unique<DeviceMemory>(t.nbytes(), offset));
+    EXPECT_EQ(cudaMemcpy(b.in.back()->get(), t.raw(), t.nbytes(), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  for (const TensorType& t : p.output_types()) {
+    b.out.push_back(std::make_unique<DeviceMemory>(
+        static_cast<size_t>(t.shape.numel()) * dtype_size(t.dtype), offset));
+  }
+  return b;
+}
+
+void expect_device_equals(const void* device, const Tensor& want) {
+  std::vector<char> got(want.nbytes());
+  ASSERT_EQ(cudaMemcpy(got.data(), device, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(std::memcmp(got.data(), want.raw(), got.size()), 0);
+}
+
+std::vector<cudaGraphNodeType> node_types(cudaGraph_t graph) {
+  size_t count = 0;
+  EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &count), cudaSuccess);
+  std::vector<cudaGraphNode_t> nodes(count);
+  EXPECT_EQ(cudaGraphGetNodes(graph, nodes.data(), &count), cudaSuccess);
+  std::vector<cudaGraphNodeType> types;
+  for (cudaGraphNode_t n : nodes) {
+    cudaGraphNodeType t;
+    EXPECT_EQ(cudaGraphNodeGetType(n, &t), cudaSuccess);
+    types.push_back(t);
+  }
+  return types;
+}
+
+class DeviceProgramModes : public DeviceProgramTest,
+                           public ::testing::WithParamInterface<ExecutionMode> {};
+
+TEST_P(DeviceProgramModes, RunsOnCallerBuffersAndRebindsToNewOnes) {
+  std::mt19937 rng(1);
+  SessionOptions o{Device::kCuda};
+  o.mode = GetParam();
+  Session session(two_branch_model(rng), o);
+  DeviceProgram program(session, {{48, 80}, {48, 80}});
+  ASSERT_EQ(program.output_types().size(), 2u);
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  // Three buffer sets, one of them at odd offsets: each run writes its own outputs.
+  for (size_t offset : {0, 4, 0}) {
+    const std::vector<Tensor> inputs = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+    const std::vector<Tensor> want = session.run(inputs);
+    const Buffers buffers = make_buffers(inputs, program, offset);
+    program.run(buffers.bindings(), stream);
+    CK(cudaStreamSynchronize(stream));
+    for (size_t i = 0; i < want.size(); ++i) expect_device_equals(buffers.out[i]->get(), want[i]);
+  }
+  CK(cudaStreamDestroy(stream));
+}
+
+INSTANTIATE_TEST_SUITE_P(, DeviceProgramModes,
+                         ::testing::Values(ExecutionMode::kGraph, ExecutionMode::kEager));
+
+TEST_F(DeviceProgramTest, OutputMayBeTheInputBuffer) {
+  GraphBuilder b("in_place");
+  const ValueId x = b.input("x", DType::kF32, Shape{1000});
+  b.output(b.mul(b.unary(Op::kExp, x), x), "y");
+  Session session(b.build(), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{1000}});
+  std::mt19937 rng(2);
+  const Tensor x_host = normal(rng, {1000});
+  const Tensor want = session.run({x_host})[0];
+  DeviceMemory buffer(x_host.nbytes(), 0);
+  CK(cudaMemcpy(buffer.get(), x_host.raw(), x_host.nbytes(), cudaMemcpyHostToDevice));
+  program.run({{buffer.get()}, {buffer.get()}}, nullptr);
+  CK(cudaDeviceSynchronize());
+  expect_device_equals(buffer.get(), want);
+}
+
+TEST_F(DeviceProgramTest, PopulatesFlatIntoACallerGraphAndUpdatesInPlace) {
+  std::mt19937 rng(3);
+  Session session(two_branch_model(rng), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{48, 80}, {48, 80}});
+  const std::vector<Tensor> first = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+  const std::vector<Tensor> second = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+  const Buffers a = make_buffers({Tensor(DType::kF32, {48, 80}), Tensor(DType::kF32, {48, 80})},
+                                 program, 0);
+  const Buffers b = make_buffers(second, program, 0);
+
+  // The caller's graph: its own copy into our input before us, and a copy of our output after.
+  DeviceMemory staged(first[0].nbytes(), 0), staged_y(first[1].nbytes(), 0), result(48 * 72 * 4, 0);
+  CK(cudaMemcpy(staged.get(), first[0].raw(), first[0].nbytes(), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(staged_y.get(), first[1].raw(), first[1].nbytes(), cudaMemcpyHostToDevice));
+  cudaGraph_t graph;
+  CK(cudaGraphCreate(&graph, 0));
+  cudaGraphNode_t before[2], after;
+  CK(cudaGraphAddMemcpyNode1D(&before[0], graph, nullptr, 0, a.in[0]->get(), staged.get(),
+                              first[0].nbytes(), cudaMemcpyDeviceToDevice));
+  CK(cudaGraphAddMemcpyNode1D(&before[1], graph, nullptr, 0, a.in[1]->get(), staged_y.get(),
+                              first[1].nbytes(), cudaMemcpyDeviceToDevice));
+  const GraphSegment seg = program.populate(graph, before, 2, a.bindings());
+  CK(cudaGraphAddMemcpyNode1D(&after, graph, &seg.exit, 1, result.get(), a.out[0]->get(),
+                              48 * 72 * 4, cudaMemcpyDeviceToDevice));
+
+  // Flat: our kernels are the caller's nodes; no child graph anywhere.
+  const std::vector<cudaGraphNodeType> types = node_types(graph);
+  EXPECT_EQ(types.size(), 3 + seg.node_count);
+  size_t kernels = 0;
+  for (cudaGraphNodeType t : types) {
+    EXPECT_NE(t, cudaGraphNodeTypeGraph);
+    kernels += t == cudaGraphNodeTypeKernel;
+  }
+  EXPECT_GE(kernels, 4u);  // the two binding kernels, generated kernels, cuBLASLt's kernels
+
+  cudaGraphExec_t exec;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, nullptr));
+  CK(cudaDeviceSynchronize());
+  const std::vector<Tensor> want_first = session.run(first);
+  expect_device_equals(result.get(), want_first[0]);
+  expect_device_equals(a.out[1]->get(), want_first[1]);
+
+  // Re-bound to b's buffers: our segment reads and writes them; the caller's nodes are as they
+  // were (they still copy a's output, which no longer changes).
+  program.update(exec, seg, b.bindings());
+  CK(cudaGraphLaunch(exec, nullptr));
+  CK(cudaDeviceSynchronize());
+  const std::vector<Tensor> want_second = session.run(second);
+  expect_device_equals(b.out[0]->get(), want_second[0]);
+  expect_device_equals(b.out[1]->get(), want_second[1]);
+  expect_device_equals(result.get(), want_first[0]);
+
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+}
+
+TEST_F(DeviceProgramTest, ChildGraphFormIsOneNodeAndUpdates) {
+  std::mt19937 rng(4);
+  Session session(two_branch_model(rng), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{48, 80}, {48, 80}});
+  const std::vector<Tensor> first = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+  const std::vector<Tensor> second = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+  const Buffers a = make_buffers(first, program, 0), b = make_buffers(second, program, 0);
+  cudaGraph_t graph;
+  CK(cudaGraphCreate(&graph, 0));
+  const GraphSegment seg = program.populate_child(graph, nullptr, 0, a.bindings());
+  EXPECT_EQ(node_types(graph), std::vector<cudaGraphNodeType>{cudaGraphNodeTypeGraph});
+  cudaGraphExec_t exec;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, nullptr));
+  CK(cudaDeviceSynchronize());
+  expect_device_equals(a.out[0]->get(), session.run(first)[0]);
+  program.update(exec, seg, b.bindings());
+  CK(cudaGraphLaunch(exec, nullptr));
+  CK(cudaDeviceSynchronize());
+  expect_device_equals(b.out[0]->get(), session.run(second)[0]);
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
+}
+
+TEST_F(DeviceProgramTest, BadBindingsAreRefusedNamingTheValue) {
+  std::mt19937 rng(5);
+  Session session(two_branch_model(rng), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{48, 80}, {48, 80}});
+  DeviceMemory m(48 * 80 * 4, 0);
+  testing::expect_error([&] { program.run({{m.get()}, {m.get(), m.get()}}, nullptr); },
+                        ErrorCode::kInvalidArgument, {"2 inputs and 2 outputs, got 1 and 2"});
+  testing::expect_error(
+      [&] { program.run({{m.get(), nullptr}, {m.get(), m.get()}}, nullptr); },
+      ErrorCode::kInvalidArgument, {"input 'y' (f32[48,80]) is bound to a null device address"});
+  testing::expect_error([&] { DeviceProgram(session, {{48, 81}, {48, 80}}); },
+                        ErrorCode::kShapeMismatch,
+                        {"input 'x' (declared f32[48,80]) got f32[48,81]"});
+  // Still usable.
+  const std::vector<Tensor> inputs = {normal(rng, {48, 80}), normal(rng, {48, 80})};
+  const Buffers buffers = make_buffers(inputs, program, 0);
+  program.run(buffers.bindings(), nullptr);
+  CK(cudaDeviceSynchronize());
+  expect_device_equals(buffers.out[0]->get(), session.run(inputs)[0]);
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
