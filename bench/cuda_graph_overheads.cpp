@@ -4,7 +4,9 @@
 // (one small copy; the graph is untouched) against cuGraphExecKernelNodeSetParams on every node.
 // Then the same costs for a graphfuse program of about as many kernels (a chain of softmaxes,
 // one kernel each), embedded with DeviceProgram::populate in a graph of the bench's own:
-// populate + instantiate, launch, and DeviceProgram::update to a new set of buffers.
+// populate + instantiate, launch, and DeviceProgram::update to a new set of buffers. Last, a
+// loop inside one launch (DeviceProgram::populate_loop, a conditional WHILE node) of 100
+// iterations of a 10-kernel body, against the same program populated 100 times in a row.
 //
 //   bench_cuda_graph_overheads [--kernels N] [--json FILE]
 #include <cuda_runtime_api.h>
@@ -93,24 +95,155 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   }
   out["program_graph_nodes"] = seg.node_count;
   out["program_populate_instantiate_us"] = median(build_us);
-  std::vector<double> launch_host, update_host;
+  // Launch alone, and update + launch (a new buffer set every launch).
+  std::vector<double> launch_host, update_host, update_launch_host;
   for (int r = 0; r < 203; ++r) {
     CK(cudaStreamSynchronize(stream));
     t0 = Clock::now();
-    program.update(exec, seg, bindings(r % 2));
-    const double update = us_since(t0);
-    t0 = Clock::now();
     CK(cudaGraphLaunch(exec, stream));
-    const double launch = us_since(t0);
-    if (r >= 3) update_host.push_back(update), launch_host.push_back(launch);
+    if (r >= 3) launch_host.push_back(us_since(t0));
+  }
+  for (int r = 0; r < 203; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    t0 = Clock::now();
+    program.update(exec, seg, bindings((r + 1) % 2));
+    const double update = us_since(t0);
+    CK(cudaGraphLaunch(exec, stream));
+    if (r >= 3) update_host.push_back(update), update_launch_host.push_back(us_since(t0));
   }
   CK(cudaStreamSynchronize(stream));
   out["program_graph_launch_host_us"] = median(launch_host);
   out["program_update_host_us"] = median(update_host);
+  out["program_update_launch_host_us"] = median(update_launch_host);
+
+  // The same work captured from eager launches (the same kernels, on caller buffers), and
+  // instantiated.
+  SessionOptions eager{Device::kCuda};
+  eager.mode = ExecutionMode::kEager;
+  const Session eager_session(softmax_chain(n), eager);
+  const DeviceProgram eager_program(eager_session, {{1, kElements}, {1, kElements}});
+  std::vector<double> capture_us;
+  for (int r = 0; r < 5; ++r) {
+    t0 = Clock::now();
+    cudaGraph_t captured;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    eager_program.run(bindings(0), stream);
+    CK(cudaStreamEndCapture(stream, &captured));
+    cudaGraphExec_t e;
+    CK(cudaGraphInstantiate(&e, captured, 0));
+    capture_us.push_back(us_since(t0));
+    cudaGraphExecDestroy(e);
+    cudaGraphDestroy(captured);
+  }
+  out["program_capture_instantiate_us"] = median(capture_us);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (auto& set : buffers)
     for (float* p : set) cudaFree(p);
+}
+
+// The loop body: x' = softmax^9(x) (9 kernels), t' = t + 1 and t' < iterations (one kernel).
+Graph loop_body(int iterations) {
+  GraphBuilder b("loop_body");
+  ValueId x = b.input("x", DType::kF32, Shape{1, kElements});
+  const ValueId t = b.input("t", DType::kF32, Shape{1});
+  for (int i = 0; i < 9; ++i) x = b.softmax(x);
+  b.output(x, "x_next");
+  const ValueId t_next = b.add(t, b.constant_scalar(1.0f, DType::kF32));
+  b.output(t_next, "t_next");
+  b.output(b.binary(Op::kLess, t_next, b.constant_scalar(static_cast<float>(iterations), DType::kF32)),
+           "again");
+  return b.build();
+}
+
+// GPU time of one launch of `exec` (median of 20).
+double launch_device_us(cudaGraphExec_t exec, cudaStream_t stream) {
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<double> us;
+  for (int r = 0; r < 23; ++r) {
+    CK(cudaEventRecord(e0, stream));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaEventRecord(e1, stream));
+    CK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    if (r >= 3) us.push_back(ms * 1e3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return median(us);
+}
+
+void measure_loop(cudaStream_t stream, nlohmann::json& out) {
+  constexpr int kIterations = 100;
+  const Session session(loop_body(kIterations), SessionOptions{Device::kCuda});
+  const DeviceProgram program(session, {{1, kElements}, {1}});
+  const int kernels = program.stats().fused_kernels;
+  float *x = nullptr, *t = nullptr;
+  bool* again = nullptr;
+  CK(cudaMalloc(reinterpret_cast<void**>(&x), kElements * sizeof(float)));
+  CK(cudaMalloc(reinterpret_cast<void**>(&t), sizeof(float)));
+  CK(cudaMalloc(reinterpret_cast<void**>(&again), 1));
+  CK(cudaMemset(x, 0, kElements * sizeof(float)));
+  // The state in place: the outputs go back to the input buffers.
+  const DeviceBindings bindings{{x, t}, {x, t, again}};
+  auto measure = [&](bool as_loop) {
+    cudaGraph_t graph;
+    CK(cudaGraphCreate(&graph, 0));
+    if (as_loop) {
+      LoopSpec loop;
+      loop.carry = {{0, 0}, {1, 1}};
+      loop.condition_output = 2;
+      program.populate_loop(graph, nullptr, 0, bindings, loop);
+    } else {
+      CUgraphNode_st* last = nullptr;
+      for (int i = 0; i < kIterations; ++i) {
+        last = program.populate(graph, last ? &last : nullptr, last ? 1 : 0, bindings).exit;
+      }
+    }
+    cudaGraphExec_t exec;
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    const float zero = 0;
+    CK(cudaMemcpy(t, &zero, sizeof zero, cudaMemcpyHostToDevice));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaStreamSynchronize(stream));
+    float iterations = 0;
+    CK(cudaMemcpy(&iterations, t, sizeof iterations, cudaMemcpyDeviceToHost));
+    if (iterations != kIterations) {
+      throw Error(ErrorCode::kInternal, "the loop ran " + std::to_string(iterations) + " times");
+    }
+    // Later launches start from t = 100: a loop then runs its body once. Reset t each launch
+    // through the graph? Simpler: time launches whose t is reset by a copy before each.
+    std::vector<double> us;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = 0; r < 13; ++r) {
+      CK(cudaMemcpyAsync(t, &zero, sizeof zero, cudaMemcpyHostToDevice, stream));
+      CK(cudaEventRecord(e0, stream));
+      CK(cudaGraphLaunch(exec, stream));
+      CK(cudaEventRecord(e1, stream));
+      CK(cudaEventSynchronize(e1));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 3) us.push_back(ms * 1e3);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return median(us);
+  };
+  const double loop_us = measure(true), unrolled_us = measure(false);
+  out["loop_body_kernels"] = kernels;
+  out["loop_iterations"] = kIterations;
+  out["loop_device_us_per_body_kernel"] = loop_us / (kIterations * kernels);
+  out["unrolled_device_us_per_body_kernel"] = unrolled_us / (kIterations * kernels);
+  cudaFree(x);
+  cudaFree(t);
+  cudaFree(again);
 }
 
 int run(int argc, char** argv) {
@@ -268,6 +401,7 @@ int run(int argc, char** argv) {
   out["rebind_tables_host_us"] = median(table_rebind);
   out["rebind_setparams_every_node_host_us"] = median(setparams_rebind);
   measure_program(n, stream, out);
+  measure_loop(stream, out);
 
   std::printf("%s, %d kernels in a chain\n", dev.name.c_str(), n);
   std::printf("| measure | us |\n|---|---|\n");
@@ -275,15 +409,27 @@ int run(int argc, char** argv) {
                           "direct_build_instantiate_us", "graph_launch_host_us", "graph_device_us_per_kernel",
                           "rebind_tables_host_us", "rebind_setparams_every_node_host_us",
                           "program_compile_s", "program_populate_instantiate_us",
-                          "program_graph_launch_host_us", "program_update_host_us"}) {
+                          "program_capture_instantiate_us", "program_graph_launch_host_us",
+                          "program_update_host_us", "program_update_launch_host_us",
+                          "loop_device_us_per_body_kernel", "unrolled_device_us_per_body_kernel"}) {
     std::printf("| %s | %.2f |\n", key, out[key].get<double>());
   }
-  std::printf("graphfuse program: %d kernels, %d graph nodes; launch host %.2fx the raw graph's, "
+  std::printf("graphfuse program: %d kernels, %d graph nodes; launch host %.2fx the raw graph's; "
+              "populate + instantiate %.2fx capture + instantiate of the same launches; "
               "update %.2f us (every node re-set: %.0f us)\n",
               out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
               out["program_graph_launch_host_us"].get<double>() / out["graph_launch_host_us"].get<double>(),
+              out["program_populate_instantiate_us"].get<double>() /
+                  out["program_capture_instantiate_us"].get<double>(),
               out["program_update_host_us"].get<double>(),
               out["rebind_setparams_every_node_host_us"].get<double>());
+  std::printf("loop of %d iterations of a %d-kernel body in one launch: %.2f us per body kernel, "
+              "%.2fx the same program populated %d times in a row\n",
+              out["loop_iterations"].get<int>(), out["loop_body_kernels"].get<int>(),
+              out["loop_device_us_per_body_kernel"].get<double>(),
+              out["loop_device_us_per_body_kernel"].get<double>() /
+                  out["unrolled_device_us_per_body_kernel"].get<double>(),
+              out["loop_iterations"].get<int>());
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   cudaFree(a);

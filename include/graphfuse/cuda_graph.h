@@ -18,6 +18,11 @@
 // size. populate_child() puts the same nodes in one child-graph node instead, for callers that
 // want the program as one node; its update rewrites the whole child graph and is slower.
 //
+// populate_loop() makes the program the body of a loop that runs inside one launch of the
+// caller's graph (a CUDA conditional WHILE node): an iterative solver or a decode loop whose
+// condition the program itself computes on the device. populate_if() runs it only when a
+// caller's device bool says so.
+//
 // Thread safety: calls on one DeviceProgram may come from any thread (they serialise). A
 // program has one set of internal buffers: graphs that hold it must not run concurrently with
 // each other or with run() of the same program, which the caller orders (run() itself orders
@@ -27,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "graphfuse/session.h"
@@ -51,11 +57,22 @@ struct DeviceBindings {
 struct GraphSegment {
   CUgraphNode_st* entry = nullptr;  // waits for the dependencies given to populate()
   CUgraphNode_st* exit = nullptr;   // what the caller's later nodes wait for
-  size_t node_count = 0;            // nodes added to the caller's graph (1 for a child graph)
+  size_t node_count = 0;  // nodes added at the caller's level (1 for a child graph)
   // Internal: the node update() changes (entry, or inside the child graph), and the child-graph
   // node (null when populated flat).
   CUgraphNode_st* binding_node = nullptr;
   CUgraphNode_st* child = nullptr;
+};
+
+// The program as a loop body: it runs, then runs again while its output `condition_output` (a
+// bool with one element) is true, at most `max_iterations` times in all (a guard, so that a
+// condition that never turns false cannot hang the GPU). Each (output, input) pair of `carry`
+// feeds that output to that input for the next iteration (types must match); other inputs are
+// read from their bound buffers every iteration. Bound outputs get the values of the last one.
+struct LoopSpec {
+  std::vector<std::pair<size_t, size_t>> carry;
+  size_t condition_output = 0;
+  uint32_t max_iterations = 1u << 20;
 };
 
 namespace cuda {
@@ -85,6 +102,15 @@ class DeviceProgram {
   // The same nodes as one child-graph node.
   GraphSegment populate_child(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
                               const DeviceBindings& bindings) const;
+  // The program as a loop (a conditional WHILE node, see LoopSpec), after `deps`. Throws
+  // kInvalidArgument for a LoopSpec that does not fit the program, naming the values.
+  GraphSegment populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                             const DeviceBindings& bindings, const LoopSpec& loop) const;
+  // The program run only when the bool at device address `condition` is true when the graph
+  // gets there (a conditional IF node); its outputs are written only then. The condition's
+  // address is fixed for the life of the graph; update() re-binds the rest.
+  GraphSegment populate_if(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                           const DeviceBindings& bindings, const bool* condition) const;
   // Re-binds `segment` in `exec` (instantiated from the graph it was added to), effective from
   // the exec's next launch. Nothing else of the exec changes.
   void update(CUgraphExec_st* exec, const GraphSegment& segment,

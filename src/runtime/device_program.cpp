@@ -99,6 +99,20 @@ GraphSegment DeviceProgram::populate_child(CUgraph_st* graph, CUgraphNode_st* co
   return public_segment(cuda_->populate_child(graph, deps, num_deps, addresses(bindings)));
 }
 
+GraphSegment DeviceProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                          size_t num_deps, const DeviceBindings& bindings,
+                                          const LoopSpec& loop) const {
+  return public_segment(cuda_->populate_loop(graph, deps, num_deps, addresses(bindings), loop.carry,
+                                             loop.condition_output, loop.max_iterations));
+}
+
+GraphSegment DeviceProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                        size_t num_deps, const DeviceBindings& bindings,
+                                        const bool* condition) const {
+  return public_segment(cuda_->populate_if(graph, deps, num_deps, addresses(bindings),
+                                           reinterpret_cast<uintptr_t>(condition)));
+}
+
 void DeviceProgram::update(CUgraphExec_st* exec, const GraphSegment& segment,
                            const DeviceBindings& bindings) const {
   cuda_->update(exec, internal_segment(segment), addresses(bindings));
@@ -113,6 +127,14 @@ GraphSegment DeviceProgram::populate(CUgraph_st*, CUgraphNode_st* const*, size_t
 }
 GraphSegment DeviceProgram::populate_child(CUgraph_st*, CUgraphNode_st* const*, size_t,
                                            const DeviceBindings&) const {
+  no_cuda();
+}
+GraphSegment DeviceProgram::populate_loop(CUgraph_st*, CUgraphNode_st* const*, size_t,
+                                          const DeviceBindings&, const LoopSpec&) const {
+  no_cuda();
+}
+GraphSegment DeviceProgram::populate_if(CUgraph_st*, CUgraphNode_st* const*, size_t,
+                                        const DeviceBindings&, const bool*) const {
   no_cuda();
 }
 void DeviceProgram::update(CUgraphExec_st*, const GraphSegment&, const DeviceBindings&) const {

@@ -59,6 +59,8 @@ StepLifetimes step_lifetimes(const Graph& g, const std::vector<StepBuffers>& ste
   }
   if (options.outputs_in_arena)
     for (ValueId v : g.outputs()) touch(v, last_step, true);
+  if (options.inputs_in_arena && options.inputs_live_to_end)
+    for (ValueId v : g.inputs()) touch(v, last_step, false);
 
   out.slot_of_value.assign(n, -1);
   for (size_t v = 0; v < n; ++v) {

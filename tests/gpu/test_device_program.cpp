@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "graphfuse/builder.h"
@@ -250,6 +251,140 @@ TEST_F(DeviceProgramTest, BadBindingsAreRefusedNamingTheValue) {
   program.run(buffers.bindings(), nullptr);
   CK(cudaDeviceSynchronize());
   expect_device_equals(buffers.out[0]->get(), session.run(inputs)[0]);
+}
+
+// One step of an iteration: x' = softmax(x * 0.9 + 0.1) * 256, t' = t + 1, and whether t' < limit.
+Graph iteration_model(float limit) {
+  GraphBuilder b("iteration");
+  const ValueId x = b.input("x", DType::kF32, Shape{256});
+  const ValueId t = b.input("t", DType::kF32, Shape{1});
+  const ValueId scaled = b.add(b.mul(x, b.constant_scalar(0.9f, DType::kF32)),
+                               b.constant_scalar(0.1f, DType::kF32));
+  b.output(b.mul(b.softmax(scaled), b.constant_scalar(256.0f, DType::kF32)), "x_next");
+  const ValueId t_next = b.add(t, b.constant_scalar(1.0f, DType::kF32));
+  b.output(t_next, "t_next");
+  b.output(b.binary(Op::kLess, t_next, b.constant_scalar(limit, DType::kF32)), "again");
+  return b.build();
+}
+
+// Runs a graph holding `populate` once and returns the bound outputs (x, t).
+std::vector<Tensor> run_segment_graph(const std::function<GraphSegment(cudaGraph_t)>& populate,
+                                      const Buffers& buffers) {
+  cudaGraph_t graph;
+  EXPECT_EQ(cudaGraphCreate(&graph, 0), cudaSuccess);
+  populate(graph);
+  cudaGraphExec_t exec;
+  EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  EXPECT_EQ(cudaGraphLaunch(exec, nullptr), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<Tensor> out = {Tensor(DType::kF32, {256}), Tensor(DType::kF32, {1})};
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(cudaMemcpy(out[i].raw(), buffers.out[i]->get(), out[i].nbytes(),
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return out;
+}
+
+std::vector<Tensor> iteration_inputs(std::mt19937& rng) {
+  Tensor t(DType::kF32, {1});
+  t.data<float>()[0] = 0;
+  return {normal(rng, {256}), t};
+}
+
+// The oracle: the session's host runs, one per iteration, each fed the last one's outputs.
+std::vector<Tensor> host_iterations(const Session& session, std::vector<Tensor> state, int n) {
+  for (int i = 0; i < n; ++i) {
+    std::vector<Tensor> out = session.run(state);
+    state = {out[0], out[1]};
+  }
+  return state;
+}
+
+TEST_F(DeviceProgramTest, LoopRunsUntilTheProgramsConditionTurnsFalse) {
+  Session session(iteration_model(37), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{256}, {1}});
+  std::mt19937 rng(6);
+  const std::vector<Tensor> inputs = iteration_inputs(rng);
+  const Buffers buffers = make_buffers(inputs, program, 0);
+  LoopSpec loop;
+  loop.carry = {{0, 0}, {1, 1}};
+  loop.condition_output = 2;
+  GraphSegment seg;
+  const std::vector<Tensor> got = run_segment_graph(
+      [&](cudaGraph_t g) { return seg = program.populate_loop(g, nullptr, 0, buffers.bindings(), loop); },
+      buffers);
+  EXPECT_EQ(seg.node_count, 4u);  // gf_bind_in, the counter's reset, the WHILE node, gf_bind_out
+  const std::vector<Tensor> want = host_iterations(session, inputs, 37);
+  EXPECT_EQ(got[1].data<float>()[0], 37.0f);
+  EXPECT_EQ(std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes()), 0);
+}
+
+TEST_F(DeviceProgramTest, LoopStopsAtMaxIterationsWhenTheConditionStaysTrue) {
+  Session session(iteration_model(1e9f), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{256}, {1}});
+  std::mt19937 rng(7);
+  const std::vector<Tensor> inputs = iteration_inputs(rng);
+  const Buffers buffers = make_buffers(inputs, program, 0);
+  LoopSpec loop;
+  loop.carry = {{0, 0}, {1, 1}};
+  loop.condition_output = 2;
+  loop.max_iterations = 5;
+  const std::vector<Tensor> got = run_segment_graph(
+      [&](cudaGraph_t g) { return program.populate_loop(g, nullptr, 0, buffers.bindings(), loop); },
+      buffers);
+  EXPECT_EQ(got[1].data<float>()[0], 5.0f);
+  const std::vector<Tensor> want = host_iterations(session, inputs, 5);
+  EXPECT_EQ(std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes()), 0);
+}
+
+TEST_F(DeviceProgramTest, MalformedLoopsAreRefusedNamingTheValues) {
+  Session session(iteration_model(3), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{256}, {1}});
+  std::mt19937 rng(8);
+  const Buffers buffers = make_buffers(iteration_inputs(rng), program, 0);
+  cudaGraph_t graph;
+  CK(cudaGraphCreate(&graph, 0));
+  LoopSpec loop;
+  loop.carry = {{1, 0}};
+  loop.condition_output = 2;
+  testing::expect_error([&] { program.populate_loop(graph, nullptr, 0, buffers.bindings(), loop); },
+                        ErrorCode::kInvalidArgument,
+                        {"output 't_next' (f32[1]) cannot feed input 'x' (f32[256])"});
+  loop.carry = {{0, 0}};
+  loop.condition_output = 1;
+  testing::expect_error([&] { program.populate_loop(graph, nullptr, 0, buffers.bindings(), loop); },
+                        ErrorCode::kInvalidArgument,
+                        {"the condition 't_next' (f32[1]) must be a bool with one element"});
+  CK(cudaGraphDestroy(graph));
+}
+
+TEST_F(DeviceProgramTest, IfRunsTheProgramOnlyWhenTheFlagIsSet) {
+  Session session(iteration_model(3), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{256}, {1}});
+  std::mt19937 rng(9);
+  const std::vector<Tensor> inputs = iteration_inputs(rng);
+  const std::vector<Tensor> want = session.run(inputs);
+  DeviceMemory flag(1, 0);
+  for (const bool run : {true, false}) {
+    const Buffers buffers = make_buffers(inputs, program, 0);  // outputs zeroed
+    CK(cudaMemcpy(flag.get(), &run, 1, cudaMemcpyHostToDevice));
+    const std::vector<Tensor> got = run_segment_graph(
+        [&](cudaGraph_t g) {
+          return program.populate_if(g, nullptr, 0, buffers.bindings(),
+                                     static_cast<const bool*>(flag.get()));
+        },
+        buffers);
+    if (run) {
+      EXPECT_EQ(std::memcmp(got[0].raw(), want[0].raw(), want[0].nbytes()), 0);
+      EXPECT_EQ(got[1].data<float>()[0], 1.0f);
+    } else {
+      for (int64_t i = 0; i < got[0].numel(); ++i) ASSERT_EQ(got[0].data<float>()[i], 0.0f);
+      EXPECT_EQ(got[1].data<float>()[0], 0.0f);
+    }
+  }
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ namespace gf {
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
   X(cuGraphExecKernelNodeSetParams) X(cuGraphAddChildGraphNode) X(cuGraphAddEmptyNode)        \
   X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
-  X(cuGraphExecChildGraphNodeSetParams)
+  X(cuGraphExecChildGraphNodeSetParams) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

@@ -10,6 +10,7 @@
 #include "passes/split_gemm_scaling.h"
 #include "runtime/cuda/cuda_program_graph.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/program_control.h"
 
 namespace gf::cuda {
 
@@ -106,10 +107,11 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
 
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
+  // Inputs keep their slots to the end: a loop writes them again for its next iteration.
   std::vector<StepBuffers> uses;
   for (const CudaStep& s : st.steps) uses.push_back(s.reads_and_writes(graph_));
   StepLifetimes lifetimes =
-      step_lifetimes(graph_, uses, LifetimeOptions{true, true, st.storage_of});
+      step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
   st.memory = plan_memory(lifetimes.buffers);
   st.slot_of_value = std::move(lifetimes.slot_of_value);
   const std::string what = "'" + graph_.name + "'";
@@ -321,6 +323,27 @@ ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* d
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
   return populate_program(graph, deps, num_deps, graph_, *state_, addresses);
+}
+
+ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                          size_t num_deps, std::span<const uint64_t> addresses,
+                                          const std::vector<std::pair<size_t, size_t>>& carry,
+                                          size_t condition_output,
+                                          uint32_t max_iterations) const {
+  expect_no_host_steps(graph_, stats_);
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  return populate_program_loop(graph, deps, num_deps, graph_, *state_, addresses,
+                               LoopControl{carry, condition_output, max_iterations});
+}
+
+ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const* deps,
+                                        size_t num_deps, std::span<const uint64_t> addresses,
+                                        uint64_t condition) const {
+  expect_no_host_steps(graph_, stats_);
+  std::lock_guard lock(run_mutex_);
+  CudaContext::get();
+  return populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);
 }
 
 void CudaProgram::update(CUgraphExec_st* exec, const ProgramSegment& segment,

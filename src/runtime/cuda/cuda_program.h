@@ -21,6 +21,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graphfuse/graph.h"
@@ -103,6 +104,18 @@ class CudaProgram {
   // graph's update).
   void update(CUgraphExec_st* exec, const ProgramSegment& segment,
               std::span<const uint64_t> addresses) const;
+  // The program as the body of a loop inside the caller's graph (program_control.h): it runs,
+  // then again while its bool output `condition_output` is true and fewer than `max_iterations`
+  // runs are done; each (output, input) pair of `carry` feeds the output to the input of the
+  // next run. kInvalidArgument for a malformed loop.
+  ProgramSegment populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                               std::span<const uint64_t> addresses,
+                               const std::vector<std::pair<size_t, size_t>>& carry,
+                               size_t condition_output, uint32_t max_iterations) const;
+  // The program run only when the bool at device address `condition` is true at that point of
+  // the graph.
+  ProgramSegment populate_if(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
+                             std::span<const uint64_t> addresses, uint64_t condition) const;
   // Inputs then outputs: the values whose addresses the calls above take.
   size_t binding_count() const { return graph_.inputs().size() + graph_.outputs().size(); }
 

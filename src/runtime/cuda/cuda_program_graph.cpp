@@ -87,18 +87,12 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
 
 }  // namespace
 
-ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
-                                const Graph& g, const CudaProgramState& st,
-                                std::span<const uint64_t> addresses) {
+std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
+                                   const Graph& g, const CudaProgramState& st) {
   const CudaDriverApi& cu = cuda_driver();
-  const ProgramBindings& bindings = *st.bindings;
-  bindings.check(g, addresses);
   const std::vector<std::vector<int>> deps = segment_dependencies(g, st);
-  ProgramSegment seg;
-  size_t before = 0;
-  check_cu(cu.cuGraphGetNodes(graph, nullptr, &before), "cuGraphGetNodes");
   // Per command, the nodes a dependent must wait for (for a step with no work, what it waited
-  // for).
+  // for); command 0 (gf_bind_in) stands for `start`.
   std::vector<std::vector<CUgraphNode>> exits(deps.size());
   auto waits = [&](size_t i) {
     std::vector<CUgraphNode> wait;
@@ -109,15 +103,7 @@ ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, s
     wait.erase(std::unique(wait.begin(), wait.end()), wait.end());
     return wait;
   };
-
-  BindInParams in = bindings.in_params(addresses);
-  auto in_args = in.kernel_params();
-  CUDA_KERNEL_NODE_PARAMS p =
-      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, in_args.data());
-  check_cu(cu.cuGraphAddKernelNode(&seg.entry, graph, caller_deps, num_deps, &p),
-           "cuGraphAddKernelNode (binding the inputs of '" + g.name + "')");
-  seg.binding_node = seg.entry;
-  exits[0] = {seg.entry};
+  exits[0] = start;
 
   CudaStream capture;
   for (size_t i = 0; i < st.steps.size(); ++i) {
@@ -164,17 +150,50 @@ ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, s
     cudaGraph_t same = nullptr;
     check_rt(cudaStreamEndCapture(stream, &same), "cudaStreamEndCapture (" + s.label + ")");
   }
+  return waits(deps.size() - 1);
+}
 
-  const std::vector<CUgraphNode> wait = waits(deps.size() - 1);
+CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps, const Graph& g,
+                        const CudaProgramState& st, std::span<const uint64_t> addresses) {
+  const ProgramBindings& bindings = *st.bindings;
+  bindings.check(g, addresses);
+  BindInParams in = bindings.in_params(addresses);
+  auto args = in.kernel_params();
+  CUDA_KERNEL_NODE_PARAMS p =
+      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
+  CUgraphNode node = nullptr;
+  check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps, num_deps, &p),
+           "cuGraphAddKernelNode (binding the inputs of '" + g.name + "')");
+  return node;
+}
+
+CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, const Graph& g,
+                         const CudaProgramState& st) {
+  const ProgramBindings& bindings = *st.bindings;
   BindOutParams out = bindings.out_params();
-  auto out_args = out.kernel_params();
-  p = kernel_node(bindings.bind_out(), bindings.grid(), bindings.block(), 0, out_args.data());
-  check_cu(cu.cuGraphAddKernelNode(&seg.exit, graph, wait.data(), wait.size(), &p),
+  auto args = out.kernel_params();
+  CUDA_KERNEL_NODE_PARAMS p =
+      kernel_node(bindings.bind_out(), bindings.grid(), bindings.block(), 0, args.data());
+  CUgraphNode node = nullptr;
+  check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
            "cuGraphAddKernelNode (binding the outputs of '" + g.name + "')");
+  return node;
+}
 
-  size_t after = 0;
-  check_cu(cu.cuGraphGetNodes(graph, nullptr, &after), "cuGraphGetNodes");
-  seg.node_count = after - before;
+size_t node_count(CUgraph graph) {
+  size_t count = 0;
+  check_cu(cuda_driver().cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes");
+  return count;
+}
+
+ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
+                                const Graph& g, const CudaProgramState& st,
+                                std::span<const uint64_t> addresses) {
+  const size_t before = node_count(graph);
+  ProgramSegment seg;
+  seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
+  seg.exit = add_bind_out(graph, add_steps(graph, {seg.entry}, g, st), g, st);
+  seg.node_count = node_count(graph) - before;
   return seg;
 }
 

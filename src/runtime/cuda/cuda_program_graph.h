@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "graphfuse/graph.h"
 #include "runtime/cuda/cuda_program.h"
@@ -27,6 +28,17 @@ struct CudaProgramState;
 ProgramSegment populate_program(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
                                 const Graph& g, const CudaProgramState& state,
                                 std::span<const uint64_t> addresses);
+
+// The parts of a segment, for the control-flow forms (program_control.h): the steps after
+// `start` (a step that waits for nothing else waits for these) and the nodes a node after them
+// must wait for; gf_bind_in after `deps`, bound to `addresses`; gf_bind_out after `deps`.
+std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
+                                   const Graph& g, const CudaProgramState& state);
+CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps, const Graph& g,
+                        const CudaProgramState& state, std::span<const uint64_t> addresses);
+CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, const Graph& g,
+                         const CudaProgramState& state);
+size_t node_count(CUgraph graph);
 
 // The same nodes inside one child-graph node of `graph`.
 ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* deps, size_t num_deps,

@@ -73,6 +73,9 @@ struct CudaProgramState {
   DeviceBuffer tables;  // the kernels' pointer tables, one after another
   DeviceBuffer workspace;
   std::unique_ptr<ProgramBindings> bindings;
+  // Device state of the loops populated into callers' graphs (program_control.h); they may run
+  // as long as the program lives.
+  mutable std::vector<DeviceBuffer> control_buffers;
   std::unique_ptr<CudaStream> stream;
   // Recorded after every run's work, waited for before the next: runs on different streams
   // take turns on the arena.

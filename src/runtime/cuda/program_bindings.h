@@ -71,6 +71,7 @@ class ProgramBindings {
 
   CUfunction bind_in() const { return bind_in_; }
   CUfunction bind_out() const { return bind_out_; }
+  CUdeviceptr table() const { return table_.ptr(); }  // the caller's addresses, on the device
   uint32_t grid() const { return grid_; }
   uint32_t block() const { return kBlock; }
   BindInParams in_params(std::span<const uint64_t> addresses) const;
