@@ -49,10 +49,10 @@ struct SessionOptions {
   int max_cached_programs = 8;
   // Bound on the bytes the kept programs hold together (0: no bound), kept by dropping the least
   // recently used. A program's bytes: on CUDA its device memory (arena, weights and library
-  // workspace, each program has its own copy); on the CPU its host arena (its weights share the
-  // session graph's storage). A program bigger than the bound by itself still runs, but is not
-  // kept. A dropped program that a concurrent run is using is freed when that run ends, so for
-  // that moment the memory held can pass the bound.
+  // workspace, each program has its own copy); on the CPU its host arena (constants are left
+  // out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
+  // kept. The bound can be passed for a moment: a program being compiled counts once it is
+  // kept, and a dropped program that a concurrent run is using is freed when that run ends.
   uint64_t max_cached_program_bytes = 0;
   // Shape buckets: symbolic dim name (as the graph's inputs declare it, e.g. "batch") -> sizes,
   // ascending. A run whose dim is n runs the program of the smallest size >= n: inputs are
