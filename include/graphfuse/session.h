@@ -48,6 +48,22 @@ struct SessionOptions {
   // Compiled programs kept per session, one per distinct set of input shapes (least recently
   // used first out).
   int max_cached_programs = 8;
+  // Bound on the bytes the kept programs hold together (0: no bound), kept by dropping the least
+  // recently used. A program's bytes: on CUDA its device memory (arena, weights and library
+  // workspace, each program has its own copy); on the CPU its host arena (constants are left
+  // out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
+  // kept. The bound can be passed for a moment: a program being compiled counts once it is
+  // kept, and a dropped program that a concurrent run is using is freed when that run ends.
+  uint64_t max_cached_program_bytes = 0;
+  // Shape buckets: symbolic dim name (as the graph's inputs declare it, e.g. "batch") -> sizes,
+  // ascending. A run whose dim is n runs the program of the smallest size >= n: inputs are
+  // zero-padded at the end of every axis with that dim, and outputs cut back along every axis
+  // whose inferred dim has that name; sizes above the largest run unpadded. Valid only where
+  // positions along the dim do not affect one another (a batch) or only later ones (the
+  // sequence of a decoder with causal attention): padding is zeros (token id 0), and anything
+  // reading across the dim (a sum over it, bidirectional attention) sees them. The session
+  // refuses a dim no input declares. Ignored by CpuBackend::kReference (it compiles nothing).
+  std::map<std::string, std::vector<int64_t>> shape_buckets{};
   // Cap on the host memory that intermediates of this session's runs may hold at once, summed
   // over concurrent runs; 0 means the machine's physical memory. A run that would pass it fails
   // with kOutOfMemory before allocating, and the session stays usable.
@@ -63,8 +79,14 @@ class FusedProgram;
 struct CompiledProgram;
 
 struct SessionStats {
-  int programs_compiled = 0;  // distinct input shapes compiled so far
+  int programs_compiled = 0;  // programs compiled so far (a shape evicted and seen again counts twice)
   int program_cache_hits = 0;
+  int program_cache_misses = 0;
+  int program_evictions = 0;    // programs dropped from the cache (a too-big one at once)
+  int cuda_graph_programs = 0;  // programs compiled that run as one CUDA graph (0 on the CPU)
+  int cached_programs = 0;      // programs kept now
+  uint64_t cached_program_bytes = 0;  // the bytes they hold (see max_cached_program_bytes)
+  int padded_runs = 0;          // runs padded up to a shape bucket
   // Of the most recently compiled program:
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
@@ -103,11 +125,13 @@ class Session {
   std::shared_ptr<const CompiledProgram> program_for_types(
       const std::vector<TensorType>& inputs) const;
 
+  std::vector<Tensor> run_unbucketed(const std::vector<Tensor>& inputs) const;
+
   Graph graph_;
   SessionOptions options_;
   std::shared_ptr<ref::HostMemoryBudget> budget_;
-  struct ProgramCache;
-  std::shared_ptr<ProgramCache> programs_;
+  struct Programs;  // the program cache, shape buckets and stats
+  std::shared_ptr<Programs> programs_;
 };
 
 }  // namespace gf

@@ -219,7 +219,13 @@ Graph import_onnx(const std::string& path, const OnnxImportOptions& options) {
   const std::string bytes = onnx_import::read_file_bytes(path);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  return import_onnx_bytes(bytes, options, dir);
+  try {
+    return import_onnx_bytes(bytes, options, dir);
+  } catch (const Error& e) {
+    // A malformed file is named: a server loading many models must say which one.
+    if (e.code() == ErrorCode::kParseError) throw Error(e.code(), "'" + path + "': " + e.what());
+    throw;
+  }
 }
 
 std::vector<std::string> onnx_unsupported_features(const std::string& path) {

@@ -3,14 +3,14 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <unordered_map>
 
-#include <list>
-#include <span>
-#include <mutex>
-
 #include "runtime/cpu/reference/interpreter.h"
+#include "runtime/program_cache.h"
 #include "runtime/session_programs.h"
+#include "runtime/shape_buckets.h"
 
 namespace gf {
 
@@ -86,10 +86,15 @@ bool all_shapes_static(const Graph& g) {
 
 }  // namespace
 
-struct Session::ProgramCache {
-  std::mutex mutex;
-  std::list<std::pair<std::vector<std::vector<int64_t>>, std::shared_ptr<const CompiledProgram>>> lru;
+struct Session::Programs {
+  Programs(const Graph& g, const SessionOptions& o)
+      : cache(static_cast<size_t>(o.max_cached_programs), o.max_cached_program_bytes),
+        buckets(g, o.shape_buckets) {}
+
+  std::mutex mutex;  // guards cache and stats
+  ProgramCache cache;
   SessionStats stats;
+  const ShapeBuckets buckets;
 };
 
 Session::Session(Graph graph, SessionOptions options)
@@ -97,8 +102,7 @@ Session::Session(Graph graph, SessionOptions options)
       options_(options),
       budget_(std::make_shared<ref::HostMemoryBudget>(options.host_memory_limit_bytes
                                                           ? options.host_memory_limit_bytes
-                                                          : physical_memory_bytes())),
-      programs_(std::make_shared<ProgramCache>()) {
+                                                          : physical_memory_bytes())) {
   if (options_.max_cached_programs < 1) {
     throw Error(ErrorCode::kInvalidArgument, "max_cached_programs must be at least 1");
   }
@@ -108,6 +112,8 @@ Session::Session(Graph graph, SessionOptions options)
     throw Error(ErrorCode::kInvalidArgument, "precision " + std::string(precision_name(options_.precision)) +
                                                  " needs device cuda (the CPU computes f32)");
   }
+  // After shape inference: buckets cut outputs along the dims inferred for them.
+  programs_ = std::make_shared<Programs>(graph_, options_);
   if (options_.device == Device::kCuda) {
     CudaProbe probe = probe_cuda();
     if (probe.devices.empty()) {
@@ -117,41 +123,38 @@ Session::Session(Graph graph, SessionOptions options)
 }
 
 std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
-  std::vector<std::vector<int64_t>> dims;
+  ProgramCache::Key dims;
   for (const Tensor& t : inputs) dims.push_back(t.dims());
   return program_for_dims(dims);
 }
 
 std::shared_ptr<const CompiledProgram> Session::program_for_dims(
     const std::vector<std::vector<int64_t>>& dims) const {
-  const std::vector<std::vector<int64_t>>& key = dims;
-  ProgramCache& cache = *programs_;
+  const ProgramCache::Key& key = dims;
+  Programs& programs = *programs_;
   {
-    std::lock_guard lock(cache.mutex);
-    for (auto it = cache.lru.begin(); it != cache.lru.end(); ++it) {
-      if (it->first != key) continue;
-      cache.lru.splice(cache.lru.begin(), cache.lru, it);
-      ++cache.stats.program_cache_hits;
-      return it->second;
-    }
+    std::lock_guard lock(programs.mutex);
+    if (std::optional<ProgramCache::ProgramPtr> hit = programs.cache.find(key)) return *hit;
   }
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
-  // same shape both compile; the JIT's cache makes the second one cheap.
+  // same shape both compile (the JIT's cache makes the second one cheap); one program is kept.
   Graph bound = specialise(graph_, dims, options_);
   std::shared_ptr<const CompiledProgram> program;
   if (all_shapes_static(bound)) {
     program = std::make_shared<const CompiledProgram>(compile_program(std::move(bound), options_));
   }
-  std::lock_guard lock(cache.mutex);
+  // Declared before the lock, so dropped programs are freed after it is released.
+  std::vector<ProgramCache::ProgramPtr> dropped;
+  std::lock_guard lock(programs.mutex);
   // A null entry remembers that this shape's graph has data-dependent shapes: such graphs run on
   // the interpreter, which infers as it goes.
-  cache.lru.emplace_front(key, program);
-  while (cache.lru.size() > static_cast<size_t>(options_.max_cached_programs)) cache.lru.pop_back();
+  const uint64_t bytes = program ? program->cached_bytes() : 0;
   if (program) {
-    ++cache.stats.programs_compiled;
-    program->record(cache.stats);
+    ++programs.stats.programs_compiled;
+    if (program->runs_as_cuda_graph()) ++programs.stats.cuda_graph_programs;
+    program->record(programs.stats);
   }
-  return program;
+  return programs.cache.insert(key, std::move(program), bytes, dropped);
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
@@ -159,6 +162,21 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
   if (options_.cpu_backend == CpuBackend::kReference) {
     return ref::run_graph(graph_, inputs, budget_.get());
   }
+  const ShapeBuckets& buckets = programs_->buckets;
+  if (buckets.empty()) return run_unbucketed(inputs);
+  std::vector<Tensor> padded = inputs;
+  const std::vector<int64_t> actual = buckets.pad(padded);
+  if (actual.empty()) return run_unbucketed(inputs);
+  {
+    std::lock_guard lock(programs_->mutex);
+    ++programs_->stats.padded_runs;
+  }
+  std::vector<Tensor> outputs = run_unbucketed(padded);
+  buckets.cut(outputs, actual);
+  return outputs;
+}
+
+std::vector<Tensor> Session::run_unbucketed(const std::vector<Tensor>& inputs) const {
   std::shared_ptr<const CompiledProgram> program = program_for(inputs);
   if (!program) {
     {
@@ -195,7 +213,14 @@ std::string_view precision_name(Precision p) {
 
 SessionStats Session::stats() const {
   std::lock_guard lock(programs_->mutex);
-  return programs_->stats;
+  SessionStats st = programs_->stats;
+  const ProgramCache& cache = programs_->cache;
+  st.program_cache_hits = cache.hits();
+  st.program_cache_misses = cache.misses();
+  st.program_evictions = cache.evictions();
+  st.cached_programs = cache.programs();
+  st.cached_program_bytes = cache.bytes();
+  return st;
 }
 
 std::shared_ptr<const CompiledProgram> Session::program_for_types(

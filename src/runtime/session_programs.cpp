@@ -78,6 +78,24 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
 
 uint64_t CompiledProgram::host_arena_bytes() const { return cpu ? cpu->stats().arena_bytes : 0; }
 
+uint64_t CompiledProgram::cached_bytes() const {
+#ifdef GF_HAVE_CUDA
+  if (cuda) {
+    // Kernel modules and pointer tables are left out: a few KiB per program.
+    const cuda::CudaProgramStats& s = cuda->stats();
+    return s.arena_bytes + s.weight_bytes + s.workspace_bytes;
+  }
+#endif
+  return host_arena_bytes();
+}
+
+bool CompiledProgram::runs_as_cuda_graph() const {
+#ifdef GF_HAVE_CUDA
+  if (cuda) return cuda->stats().eager_reason.empty();
+#endif
+  return false;
+}
+
 void CompiledProgram::record(SessionStats& stats) const {
   if (cpu) {
     const cpu::FusedProgramStats& s = cpu->stats();

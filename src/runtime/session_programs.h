@@ -24,6 +24,10 @@ struct CompiledProgram {
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   // Host bytes a run holds besides its outputs (the CPU arena; the CUDA arena is on the device).
   uint64_t host_arena_bytes() const;
+  // The bytes it holds, as SessionOptions::max_cached_program_bytes counts them.
+  uint64_t cached_bytes() const;
+  // Whether it runs as one CUDA graph.
+  bool runs_as_cuda_graph() const;
   // Copies this program's numbers into the session's stats.
   void record(SessionStats& stats) const;
 };

@@ -86,16 +86,18 @@ check_one_line_error error_is_one_line -- demo --device tpu
 # graphfuse run: a good model, then one bad file per failure class.
 check run_relu 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --iterations 2 --json "$tmp/r.json" --output-dir "$tmp/out"
 check run_relu_json 0 '"latency_us": \{"min"' -- run "$tmp/relu.onnx" --iterations 1 --json /dev/stdout
+# One warm-up and two timed runs: one program compiled, two cache hits.
+check run_relu_json_cache 0 '"programs_compiled": 1, "program_cache_hits": 2, "program_cache_misses": 1, "program_evictions": 0, "cuda_graph_programs": 0, "cached_programs": 1, "cached_program_bytes": [0-9]+, "padded_runs": 0\}' -- run "$tmp/relu.onnx" --iterations 2 --json /dev/stdout
 check run_relu_input 0 'latency over 1 runs' -- run "$tmp/relu.onnx" --iterations 1 --input "x=$tmp/good.npy"
 check run_missing_file 1 "^error: cannot open '.*nope.onnx'" -- run "$tmp/nope.onnx"
-check run_truncated 1 '^error: not a valid ONNX model' -- run "$tmp/truncated.onnx"
-check run_random_bytes 1 '^error: not a valid ONNX model' -- run "$tmp/random.onnx"
+check run_truncated 1 "^error: '.*truncated.onnx': not a valid ONNX model" -- run "$tmp/truncated.onnx"
+check run_random_bytes 1 "^error: '.*random.onnx': not a valid ONNX model" -- run "$tmp/random.onnx"
 check run_unknown_op 1 "^error: node 'frob' \(FrobnicateV2\) of domain 'ai.onnx'" -- run "$tmp/unknown_op.onnx"
 check run_missing_initializer 1 "^error: node 'add' \(Add\) reads 'w'" -- run "$tmp/missing_init.onnx"
 check run_cycle 1 '^error: the graph has a cycle' -- run "$tmp/cycle.onnx"
 check run_negative_dim 1 "^error: input 'x' has a negative dimension -3" -- run "$tmp/neg_dim.onnx"
 check run_absurd_dim 1 "^error: input 'x' has an absurd dimension" -- run "$tmp/absurd_dim.onnx"
-check run_absurd_initializer 1 "^error: initializer 'w' \(f32\[1048576,1048576\]\) holds 16 bytes" -- run "$tmp/absurd_init.onnx"
+check run_absurd_initializer 1 "^error: '.*absurd_init.onnx': initializer 'w' \(f32\[1048576,1048576\]\) holds 16 bytes" -- run "$tmp/absurd_init.onnx"
 check run_input_wrong_rank 1 "^error: .*'x'.*f32\[2,3\].*" -- run "$tmp/relu.onnx" --input "x=$tmp/rank1.npy"
 check run_input_wrong_dtype 1 "^error: input 'x' \(declared f32\[2,3\]\) got i64\[2,3\]" -- run "$tmp/relu.onnx" --input "x=$tmp/int64.npy"
 check run_input_truncated_npy 1 "^error: '.*short.npy': the data holds 10 bytes" -- run "$tmp/relu.onnx" --input "x=$tmp/short.npy"

@@ -3,6 +3,9 @@
 // the same Session (or JIT) still runs a good input, since graphfuse lives in long-lived servers.
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -81,6 +84,23 @@ TEST(ErrorClasses, BadFileIsAParseErrorAndTheNextModelStillLoads) {
 
   Session s(import_onnx_bytes(bytes));
   expect_good_output(s.run({good_input()})[0]);
+}
+
+TEST(ErrorClasses, BadFileOnDiskIsNamedAndTheNextFileStillLoads) {
+  const fs::path dir = fs::temp_directory_path() / ("gf_test_bad_file_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string bytes = relu_matmul_onnx().bytes();
+  std::ofstream(dir / "cut.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::ofstream(dir / "good.onnx", std::ios::binary) << bytes;
+  expect_error([&] { import_onnx((dir / "missing.onnx").string()); }, ErrorCode::kIoError,
+               {"cannot open", "missing.onnx"});
+  expect_error([&] { import_onnx((dir / "cut.onnx").string()); }, ErrorCode::kParseError,
+               {"cut.onnx", "not a valid ONNX model", "truncated"});
+  expect_error([&] { read_npy((dir / "missing.npy").string()); }, ErrorCode::kIoError,
+               {"cannot open", "missing.npy"});
+  Session s(import_onnx((dir / "good.onnx").string()));
+  expect_good_output(s.run({good_input()})[0]);
+  fs::remove_all(dir);
 }
 
 TEST(ErrorClasses, UnsupportedOpNamesTheNodeAndTheNextModelStillRuns) {
@@ -192,6 +212,57 @@ TEST_F(ErrorClassesJit, CompileFailureIsACompileErrorAndTheJitRecovers) {
   // And a Session (on the process's own JIT) runs as before.
   Session s(relu_matmul_graph());
   expect_good_output(s.run({good_input()})[0]);
+}
+
+// stdout of a shell command, trailing newline dropped.
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buf[256];
+    while (fgets(buf, sizeof buf, pipe)) out += buf;
+    pclose(pipe);
+  }
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// The same failure inside a Session: the process's JIT runs `c++` from PATH, so a PATH whose
+// first `c++` is the flaky compiler breaks the Session's compile. The graph's static width is
+// new to this process and (almost surely) to the disk cache, so its kernel is compiled.
+TEST_F(ErrorClassesJit, CompileFailureInASessionIsACompileErrorAndTheSessionRecovers) {
+  const std::string real = command_output("command -v c++");
+  ASSERT_FALSE(real.empty());
+  std::ofstream script(dir_ / "c++");
+  script << "#!/bin/sh\n[ -e '" << (dir_ / "broken").string()
+         << "' ] && [ \"$1\" != --version ] && { echo 'c++: error: simulated internal compiler error' >&2; "
+            "exit 4; }\nexec '"
+         << real << "' \"$@\"\n";
+  script.close();
+  fs::permissions(dir_ / "c++", fs::perms::owner_all);
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin";
+  setenv("PATH", (dir_.string() + ":" + path).c_str(), 1);
+  // Only takes effect where this test is the process's first JIT user (ctest runs it alone).
+  setenv("XDG_CACHE_HOME", (dir_ / "xdg").c_str(), 1);
+
+  const int64_t width = 1000 + static_cast<int64_t>(getpid() % 30000);
+  GraphBuilder b("wide");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), width});
+  b.output(b.unary(Op::kExp, b.unary(Op::kRelu, x)), "y");
+  Session s(b.build());
+  Tensor in(DType::kF32, {2, width});
+  in.data<float>()[0] = 1;
+  in.data<float>()[width + 1] = -3;
+  expect_error([&] { s.run({in}); }, ErrorCode::kCompileError,
+               {"failed (exit 4)", "simulated internal compiler error"});
+  EXPECT_EQ(s.stats().programs_compiled, 0);
+  fs::remove(dir_ / "broken");
+  const Tensor y = s.run({in})[0];
+  setenv("PATH", path.c_str(), 1);
+  ASSERT_EQ(y.dims(), (std::vector<int64_t>{2, width}));
+  EXPECT_FLOAT_EQ(y.data<float>()[0], std::exp(1.0f));
+  EXPECT_FLOAT_EQ(y.data<float>()[1], 1.0f);
+  EXPECT_FLOAT_EQ(y.data<float>()[width + 1], 1.0f);  // exp(relu(-3))
+  EXPECT_EQ(s.stats().programs_compiled, 1);
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ TEST(StepLifetimes, DeviceLayoutPinsInputsAndOutputsAndSharesAliasedStorage) {
   Chain c = chain();
   // As the CUDA backend runs it: the reshape is no step, b shares a's storage.
   std::vector<StepBuffers> steps = {{{c.x}, {c.a}}, {{c.b}, {c.c}}, {{c.c, c.w}, {c.y}}};
-  LifetimeOptions o{true, true, {}};
+  LifetimeOptions o{true, true, false, {}};
   o.storage_of.resize(c.g.num_values());
   for (size_t v = 0; v < o.storage_of.size(); ++v) o.storage_of[v] = static_cast<ValueId>(v);
   o.storage_of[static_cast<size_t>(c.b)] = c.a;
@@ -64,6 +64,16 @@ TEST(StepLifetimes, DeviceLayoutPinsInputsAndOutputsAndSharesAliasedStorage) {
   EXPECT_EQ(life(c.y).first_use, 2);
   EXPECT_EQ(life(c.y).last_use, 2);
   EXPECT_EQ(lt.buffers.size(), 4u);  // x, a (= b), c, y
+}
+
+TEST(StepLifetimes, InputsLiveToTheEndWhenAskedSoTheirSlotsAreNeverShared) {
+  Chain c = chain();
+  std::vector<StepBuffers> steps = {{{c.x}, {c.a}}, {{c.a}, {c.b}}, {{c.b}, {c.c}}, {{c.c, c.w}, {c.y}}};
+  LifetimeOptions o{true, true, true, {}};
+  StepLifetimes lt = step_lifetimes(c.g, steps, o);
+  const BufferLifetime& x = lt.buffers.at(static_cast<size_t>(lt.slot_of_value[static_cast<size_t>(c.x)]));
+  EXPECT_EQ(x.first_use, 0);
+  EXPECT_EQ(x.last_use, 3);  // read only by step 0, kept to the last
 }
 
 TEST(StepLifetimes, Gpt2StackArenaStaysWithinTenPercentOfTheLowerBound) {

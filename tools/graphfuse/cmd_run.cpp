@@ -136,7 +136,15 @@ int run_model(const RunOptions& o) {
                               ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
                               ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
                               ", \"reference_steps\": " + std::to_string(st.reference_steps) +
-                              ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) + "}";
+                              ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) +
+                              ", \"programs_compiled\": " + std::to_string(st.programs_compiled) +
+                              ", \"program_cache_hits\": " + std::to_string(st.program_cache_hits) +
+                              ", \"program_cache_misses\": " + std::to_string(st.program_cache_misses) +
+                              ", \"program_evictions\": " + std::to_string(st.program_evictions) +
+                              ", \"cuda_graph_programs\": " + std::to_string(st.cuda_graph_programs) +
+                              ", \"cached_programs\": " + std::to_string(st.cached_programs) +
+                              ", \"cached_program_bytes\": " + std::to_string(st.cached_program_bytes) +
+                              ", \"padded_runs\": " + std::to_string(st.padded_runs) + "}";
     write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
                                 ", \"stats\": " + stats +
                                 ", \"iterations\": " + std::to_string(o.iterations) + ", \"latency_us\": " + buf +

@@ -1,0 +1,49 @@
+#include "runtime/program_cache.h"
+
+#include <algorithm>
+
+namespace gf {
+
+ProgramCache::ProgramCache(size_t max_programs, uint64_t max_bytes)
+    : max_programs_(max_programs), max_bytes_(max_bytes) {}
+
+std::optional<ProgramCache::ProgramPtr> ProgramCache::find(const Key& key) {
+  auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) { return e.key == key; });
+  if (it == lru_.end()) {
+    ++misses_;
+    return std::nullopt;
+  }
+  lru_.splice(lru_.begin(), lru_, it);
+  ++hits_;
+  return it->program;
+}
+
+ProgramCache::ProgramPtr ProgramCache::insert(const Key& key, ProgramPtr program, uint64_t bytes,
+                                              std::vector<ProgramPtr>& dropped) {
+  auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) { return e.key == key; });
+  if (it != lru_.end()) {
+    // Two runs missed on the same shapes and both compiled: the first one kept wins, so later
+    // runs share one program (and, on CUDA, one arena).
+    lru_.splice(lru_.begin(), lru_, it);
+    dropped.push_back(std::move(program));
+    return it->program;
+  }
+  if (max_bytes_ != 0 && bytes > max_bytes_) {
+    ++evictions_;
+    return program;
+  }
+  lru_.push_front(Entry{key, program, bytes});
+  bytes_ += bytes;
+  if (program) ++programs_;
+  while (lru_.size() > max_programs_ || (max_bytes_ != 0 && bytes_ > max_bytes_)) {
+    Entry& last = lru_.back();
+    bytes_ -= last.bytes;
+    if (last.program) --programs_;
+    ++evictions_;
+    dropped.push_back(std::move(last.program));
+    lru_.pop_back();
+  }
+  return program;
+}
+
+}  // namespace gf

@@ -1,0 +1,284 @@
+// Reliability of the CUDA executor (label gpu): sessions and evicted programs give their device
+// memory back, threads sharing one session get the bits of a single thread, the program cache
+// stays within its bounds over a thousand shapes, and an allocation the device cannot satisfy is
+// kOutOfMemory after which the session still runs. Skips without a GPU.
+//
+// Free memory is read with cudaMemGetInfo (device-wide, so the GPU must not be shared with
+// other work while these run).
+#ifdef GF_HAVE_CUDA
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "cuda_backend_util.h"
+#ifdef GF_HAVE_ONNX
+#include "graphfuse/npy.h"
+#include "graphfuse/onnx.h"
+#endif
+
+namespace gf {
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+// Allowed drift of free memory: the driver maps device memory in 2 MiB pages and may keep one
+// partly used page of its own (streams, graph executables) mapped after everything of ours is
+// freed. Each test checks that what it would catch (one program's buffers leaked per cycle, or
+// the evicted programs kept) is many times this.
+constexpr uint64_t kSlack = 2 * kMiB;
+// What a program may hold beyond the bytes the cache counts (arena, weights, workspace): each
+// allocation rounded up to a 2 MiB page, its pointer tables, stream and CUDA graph executable.
+constexpr uint64_t kProgramOverhead = 8 * kMiB;
+
+class CudaReliability : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaProbe probe = probe_cuda();
+    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
+  }
+
+  static uint64_t free_bytes() {
+    size_t free = 0, total = 0;
+    const cudaError_t e = cudaMemGetInfo(&free, &total);
+    EXPECT_EQ(e, cudaSuccess) << cudaGetErrorString(e);
+    return free;
+  }
+  // Device memory taken since `start` (0 when more is free now).
+  static uint64_t used_since(uint64_t start) {
+    const uint64_t now = free_bytes();
+    return start > now ? start - now : 0;
+  }
+};
+
+bool bitwise_equal(const Tensor& a, const Tensor& b) {
+  return a.dims() == b.dims() && a.dtype() == b.dtype() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+// y = x @ w, x: f32[n, 64], w: f32[64, 32]: one cuBLASLt GEMM and no generated kernel, so a new
+// shape costs no NVRTC compile (a program is about 2 ms to build, mostly the GEMM heuristic and
+// the graph's instantiation), and a thousand shapes take seconds.
+Graph gemm_graph() {
+  GraphBuilder b("gemm");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 64});
+  Tensor w(DType::kF32, {64, 32});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.03f * static_cast<float>(i % 29) - 0.4f;
+  b.output(b.matmul(x, b.constant("w", w)), "y");
+  return b.build();
+}
+
+Tensor gemm_input(int64_t n) {
+  Tensor x(DType::kF32, {n, 64});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.01f * static_cast<float>((i * 7 + n) % 101) - 0.5f;
+  return x;
+}
+
+// x @ w on the host in double, the oracle of gemm_graph().
+Tensor gemm_oracle(const Graph& g, const Tensor& x) {
+  const Tensor& w = g.value(g.find_value("w")).constant;
+  const int64_t n = x.dims()[0];
+  Tensor y(DType::kF32, {n, 32});
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < 32; ++c) {
+      double acc = 0;
+      for (int64_t k = 0; k < 64; ++k) acc += double{x.data<float>()[r * 64 + k]} * w.data<float>()[k * 32 + c];
+      y.data<float>()[r * 32 + c] = static_cast<float>(acc);
+    }
+  return y;
+}
+
+SessionOptions cuda_graph_mode() {
+  SessionOptions o{Device::kCuda};
+  o.mode = ExecutionMode::kGraph;
+  return o;
+}
+
+TEST_F(CudaReliability, ThousandShapesKeepDeviceMemoryWithinTheCacheAndGiveItAllBack) {
+  const Graph g = gemm_graph();
+  SessionOptions o = cuda_graph_mode();
+  o.max_cached_programs = 8;
+  {
+    Session warm_up(g, o);  // the context and the libraries' one-time state
+    warm_up.run({gemm_input(1)});
+  }
+  const uint64_t start = free_bytes();
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    Session s(g, o);
+    uint64_t used_full = 0, counted_full = 0, worst_excess = 0;
+    for (int64_t n = 1; n <= 1000; ++n) {
+      const Tensor x = gemm_input(n);
+      const Tensor y = s.run({x})[0];
+      if (n % 10 == 0 || n <= 8) {
+        testing::expect_matches(y, gemm_oracle(g, x));
+        if (HasFatalFailure()) return;
+      }
+      const uint64_t used = used_since(start);
+      const uint64_t counted = s.stats().cached_program_bytes;
+      if (n == 8) {  // the cache is full: the first measurement
+        used_full = used;
+        counted_full = counted;
+        ASSERT_LE(used_full, counted_full + 8 * kProgramOverhead);
+      }
+      // Eight programs at most, whose arenas grow with n: what they hold beyond the first
+      // measurement is what their counted bytes grew, rounded up to pages.
+      if (n > 8 && used + counted_full > used_full + counted)
+        worst_excess = std::max(worst_excess, used + counted_full - used_full - counted);
+    }
+    EXPECT_LE(worst_excess, 8 * 2 * kMiB + kSlack);
+    const SessionStats st = s.stats();
+    EXPECT_EQ(st.programs_compiled, 1000);
+    EXPECT_EQ(st.program_cache_misses, 1000);
+    EXPECT_EQ(st.program_evictions, 992);
+    EXPECT_EQ(st.cached_programs, 8);
+    EXPECT_EQ(st.cuda_graph_programs, 1000);
+    EXPECT_EQ(st.fused_kernels, 0) << "a generated kernel means an NVRTC compile per shape";
+    // Keeping the evicted programs would hold a hundred times the slack.
+    EXPECT_GT(st.program_evictions * (st.cached_program_bytes / 8), 100 * kSlack);
+  }
+  EXPECT_LE(used_since(start), kSlack);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RecordProperty("seconds_for_1000_shapes", std::to_string(seconds));
+  EXPECT_LT(seconds, 60);
+}
+
+TEST_F(CudaReliability, ByteBoundEvictsProgramsOnTheDevice) {
+  const Graph g = gemm_graph();
+  uint64_t program_bytes = 0;
+  {
+    Session probe(g, cuda_graph_mode());
+    probe.run({gemm_input(64)});
+    program_bytes = probe.stats().cached_program_bytes;
+  }
+  ASSERT_GT(program_bytes, 10 * kSlack);  // the 32 MiB cuBLASLt workspace dominates
+  const uint64_t start = free_bytes();
+  {
+    SessionOptions o = cuda_graph_mode();
+    o.max_cached_program_bytes = 2 * program_bytes + program_bytes / 2;  // two fit, three do not
+    Session s(g, o);
+    for (int64_t n : {64, 65, 66, 64}) {
+      const Tensor x = gemm_input(n);
+      testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
+    }
+    const SessionStats st = s.stats();
+    EXPECT_EQ(st.programs_compiled, 4);  // 64 was evicted by 66, then compiled again
+    EXPECT_EQ(st.program_evictions, 2);
+    EXPECT_EQ(st.cached_programs, 2);
+    EXPECT_LE(st.cached_program_bytes, o.max_cached_program_bytes);
+    const uint64_t used = used_since(start);
+    EXPECT_GE(used + kSlack, st.cached_program_bytes);
+    EXPECT_LE(used, st.cached_program_bytes + 2 * kProgramOverhead + kSlack);
+  }
+  EXPECT_LE(used_since(start), kSlack);
+  {
+    // A bound below one program: each run compiles, runs and frees its program.
+    SessionOptions o = cuda_graph_mode();
+    o.max_cached_program_bytes = program_bytes / 2;
+    Session s(g, o);
+    for (int run = 0; run < 2; ++run) {
+      const Tensor x = gemm_input(64);
+      testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
+      EXPECT_LE(used_since(start), kSlack);
+    }
+    EXPECT_EQ(s.stats().programs_compiled, 2);
+    EXPECT_EQ(s.stats().cached_programs, 0);
+    EXPECT_EQ(s.stats().cached_program_bytes, 0u);
+  }
+}
+
+TEST_F(CudaReliability, DeviceOutOfMemoryIsAnErrorAndTheSessionRunsAfterwards) {
+  // y = sum over m of (x @ w), x: f32[n, 1], w: f32[1, 2^18]: the GEMM's output is an
+  // intermediate of n * 2^18 floats, 256 GiB for n = 2^18, more than any GPU holds.
+  constexpr int64_t kM = int64_t{1} << 18;
+  GraphBuilder b("oom");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 1});
+  Tensor w(DType::kF32, {1, kM});
+  for (int64_t i = 0; i < kM; ++i) w.data<float>()[i] = (i % 4 == 0) ? 1.0f : 0.0f;  // sums to 2^16
+  b.output(b.reduce(Op::kReduceSum, b.op1(Op::kMatMul, {x, b.constant("w", w)}, {}, "outer"), {1}, false), "y");
+  Session s(b.build(), cuda_graph_mode());
+  s.run({testing::f32({1, 1}, {1})});  // the context and libraries, outside the measurement
+  const uint64_t start = free_bytes();
+  testing::expect_error([&] { s.run({Tensor(DType::kF32, {kM, 1})}); }, ErrorCode::kOutOfMemory,
+                        {"cannot allocate", "bytes of GPU memory"});
+  EXPECT_LE(used_since(start), kSlack);  // what the failed compile had allocated is back
+  const Tensor y = s.run({testing::f32({3, 1}, {1, -2, 0.5f})})[0];
+  testing::expect_values(y, {3}, {65536, -131072, 32768});
+  EXPECT_EQ(s.stats().programs_compiled, 2);
+}
+
+#ifdef GF_HAVE_ONNX
+// The GPT-2 tiny export (torch.onnx, TorchScript exporter) with its recorded input_ids [2, 16].
+struct Gpt2Export {
+  Graph graph;
+  std::vector<Tensor> inputs;
+};
+
+Gpt2Export load_gpt2_export() {
+  const std::filesystem::path data =
+      std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
+  Gpt2Export m;
+  m.inputs.push_back(read_npy((data / "gpt2_tiny.input.input_ids.npy").string()));
+  OnnxImportOptions options;
+  options.input_shapes["input_ids"] = m.inputs[0].dims();
+  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  m.graph = import_onnx((data / "gpt2_tiny.torchscript.onnx").string(), options);
+  return m;
+}
+
+TEST_F(CudaReliability, HundredSessionCyclesOnGpt2GiveBackDeviceMemory) {
+  const Gpt2Export m = load_gpt2_export();
+  Tensor first;
+  uint64_t program_bytes = 0;
+  {
+    // Made once per process, so left out of the measurement: the context, library state, and
+    // the kernels' cubins (NVRTC's memory and disk caches).
+    Session s(m.graph, cuda_graph_mode());
+    first = s.run(m.inputs)[0];
+    program_bytes = s.stats().cached_program_bytes;
+    EXPECT_EQ(s.stats().cuda_graph_programs, 1) << "the export ran eagerly (host steps?)";
+  }
+  testing::expect_matches(first, ref::run_graph(m.graph, m.inputs)[0], 5);
+  // One program's buffers leaked per cycle would pass the slack many times over.
+  ASSERT_GT(100 * program_bytes, 10 * kSlack);
+  const uint64_t start = free_bytes();
+  for (int cycle = 0; cycle < 100; ++cycle) {
+    Session s(m.graph, cuda_graph_mode());
+    ASSERT_TRUE(bitwise_equal(s.run(m.inputs)[0], first)) << "cycle " << cycle;
+  }
+  EXPECT_LE(used_since(start), kSlack);
+}
+
+TEST_F(CudaReliability, EightThreadsOnOneGpt2SessionGiveTheBitsOfOneThread) {
+  const Gpt2Export m = load_gpt2_export();
+  const Session s(m.graph, cuda_graph_mode());
+  const Tensor want = s.run(m.inputs)[0];
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        try {
+          if (!bitwise_equal(s.run(m.inputs)[0], want)) ++mismatches;
+        } catch (const Error&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(failures.load(), 0);
+  const SessionStats st = s.stats();
+  EXPECT_EQ(st.programs_compiled, 1);
+  EXPECT_EQ(st.program_cache_hits, 800);
+}
+#endif  // GF_HAVE_ONNX
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
