@@ -112,6 +112,20 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
     if (r >= 3) update_host.push_back(update), update_launch_host.push_back(us_since(t0));
   }
   CK(cudaStreamSynchronize(stream));
+  // DeviceProgram::run: the program's own graph of the same nodes, launched through our API
+  // (same buffers; then new buffers every run, which re-binds first).
+  std::vector<double> run_host, run_rebind_host;
+  for (int r = 0; r < 406; ++r) {
+    CK(cudaStreamSynchronize(stream));
+    const bool rebind = r >= 203;
+    t0 = Clock::now();
+    program.run(bindings(rebind ? r % 2 : 0), stream);
+    const double us = us_since(t0);
+    if (r % 203 >= 3) (rebind ? run_rebind_host : run_host).push_back(us);
+  }
+  CK(cudaStreamSynchronize(stream));
+  out["program_run_host_us"] = median(run_host);
+  out["program_run_rebind_host_us"] = median(run_rebind_host);
   out["program_graph_launch_host_us"] = median(launch_host);
   out["program_update_host_us"] = median(update_host);
   out["program_update_launch_host_us"] = median(update_launch_host);
@@ -390,14 +404,18 @@ int run(int argc, char** argv) {
                           "program_compile_s", "program_populate_instantiate_us",
                           "program_capture_instantiate_us", "program_graph_launch_host_us",
                           "program_update_host_us", "program_update_launch_host_us",
+                          "program_run_host_us", "program_run_rebind_host_us",
                           "loop_device_us_per_body_kernel", "unrolled_device_us_per_body_kernel"}) {
     std::printf("| %s | %.2f |\n", key, out[key].get<double>());
   }
-  std::printf("graphfuse program: %d kernels, %d graph nodes; launch host %.2fx the raw graph's; "
+  std::printf("graphfuse program: %d kernels, %d graph nodes; DeviceProgram::run host %.2fx "
+              "cudaGraphLaunch of the same nodes (%.2fx with new buffers each run); "
               "populate + instantiate %.2fx capture + instantiate of the same launches; "
               "update %.2f us (every node re-set: %.0f us)\n",
               out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
-              out["program_graph_launch_host_us"].get<double>() / out["graph_launch_host_us"].get<double>(),
+              out["program_run_host_us"].get<double>() / out["program_graph_launch_host_us"].get<double>(),
+              out["program_run_rebind_host_us"].get<double>() /
+                  out["program_graph_launch_host_us"].get<double>(),
               out["program_populate_instantiate_us"].get<double>() /
                   out["program_capture_instantiate_us"].get<double>(),
               out["program_update_host_us"].get<double>(),

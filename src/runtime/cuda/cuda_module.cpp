@@ -19,6 +19,9 @@ struct ResolvedDriver {
 // other signatures (cuCtxSynchronize takes a context from 13.0 on: calling that one with none
 // failed on an H200 with CUDA_ERROR_CONTEXT_IS_DESTROYED).
 constexpr int kDriverApiVersion = 12000;
+// The optional functions' version: cuGraphAddNode here is the form with edge data (_v2), as the
+// header declares it.
+constexpr int kOptionalApiVersion = 12030;
 ResolvedDriver resolve_driver() {
   ResolvedDriver d;
   const auto resolve = [&](const char* symbol, void** fn) {
@@ -37,6 +40,20 @@ ResolvedDriver resolve_driver() {
 #define GF_CUDA_DRIVER_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&d.api.name));
   GF_CUDA_DRIVER_FUNCTIONS(GF_CUDA_DRIVER_RESOLVE)
 #undef GF_CUDA_DRIVER_RESOLVE
+  const auto resolve_optional = [&](const char* symbol, void** fn) {
+    cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+    if (!d.error.empty() ||
+        cudaGetDriverEntryPointByVersion(symbol, fn, kOptionalApiVersion, cudaEnableDefault,
+                                         &status) != cudaSuccess ||
+        status != cudaDriverEntryPointSuccess) {
+      *fn = nullptr;
+      cudaGetLastError();
+    }
+  };
+#define GF_CUDA_DRIVER_RESOLVE_OPTIONAL(name) \
+  resolve_optional(#name, reinterpret_cast<void**>(&d.api.name));
+  GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(GF_CUDA_DRIVER_RESOLVE_OPTIONAL)
+#undef GF_CUDA_DRIVER_RESOLVE_OPTIONAL
   if (d.error.empty()) {
     const CUresult r = d.api.cuInit(0);
     if (r != CUDA_SUCCESS) {

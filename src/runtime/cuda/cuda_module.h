@@ -30,11 +30,16 @@ namespace gf {
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
   X(cuGraphExecKernelNodeSetParams) X(cuGraphAddChildGraphNode) X(cuGraphAddEmptyNode)        \
   X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
-  X(cuGraphExecChildGraphNodeSetParams) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
+  X(cuGraphExecChildGraphNodeSetParams)
+
+// Functions of CUDA 12.3 and later (conditional graph nodes), asked for in that version's form;
+// null where the driver is older, and the features that need them say so.
+#define GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;
   GF_CUDA_DRIVER_FUNCTIONS(GF_CUDA_DRIVER_FIELD)
+  GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(GF_CUDA_DRIVER_FIELD)
 #undef GF_CUDA_DRIVER_FIELD
 };
 

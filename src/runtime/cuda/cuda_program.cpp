@@ -44,6 +44,28 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
   return *cubins[next];
 }
 
+// Pairs of slots whose byte ranges intersect, by a sweep over the slots in offset order.
+std::vector<std::vector<int>> overlapping_slots(const MemoryPlan& plan,
+                                               const std::vector<BufferLifetime>& buffers) {
+  const size_t n = buffers.size();
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return plan.offsets[static_cast<size_t>(a)] < plan.offsets[static_cast<size_t>(b)]; });
+  std::vector<std::vector<int>> overlaps(n);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t a = static_cast<size_t>(order[i]);
+    const uint64_t end = plan.offsets[a] + std::max<uint64_t>(buffers[a].bytes, 1);
+    for (size_t j = i + 1; j < n; ++j) {
+      const size_t b = static_cast<size_t>(order[j]);
+      if (plan.offsets[b] >= end) break;
+      overlaps[a].push_back(static_cast<int>(b));
+      overlaps[b].push_back(static_cast<int>(a));
+    }
+  }
+  return overlaps;
+}
+
 void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared, CUstream stream,
                    void** params, const std::string& what) {
   check_cu(cuda_driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, stream, params,
@@ -114,6 +136,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
       step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
   st.memory = plan_memory(lifetimes.buffers);
   st.slot_of_value = std::move(lifetimes.slot_of_value);
+  st.overlapping_slots = overlapping_slots(st.memory, lifetimes.buffers);
   const std::string what = "'" + graph_.name + "'";
   st.arena = DeviceBuffer(st.memory.arena_bytes, "the arena of " + what);
 

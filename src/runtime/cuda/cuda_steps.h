@@ -68,6 +68,9 @@ struct CudaProgramState {
   std::vector<std::unique_ptr<CudaModule>> modules;
   MemoryPlan memory;
   std::vector<int> slot_of_value;
+  // Per arena slot, the other slots whose bytes it shares (placed there at other times): a
+  // graph's edges must order a write of one after the uses of the others.
+  std::vector<std::vector<int>> overlapping_slots;
   DeviceBuffer arena;
   DeviceWeights weights;
   DeviceBuffer tables;  // the kernels' pointer tables, one after another

@@ -31,6 +31,11 @@ struct ControlKernels {
 
 // Compiled and loaded once per process (the context lives as long; so does the module).
 const ControlKernels& control_kernels() {
+  if (cuda_driver().cuGraphConditionalHandleCreate == nullptr ||
+      cuda_driver().cuGraphAddNode == nullptr) {
+    throw Error(ErrorCode::kUnsupported,
+                "loops and ifs in a CUDA graph need conditional nodes (a CUDA 12.3 driver or later)");
+  }
   static std::once_flag once;
   static ControlKernels* kernels = nullptr;
   std::call_once(once, [] {
