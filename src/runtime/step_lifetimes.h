@@ -20,12 +20,12 @@ struct LifetimeOptions {
   // Graph inputs get arena space live from the first step (a device backend copies them in);
   // otherwise they stay outside the arena, as do constants always.
   bool inputs_in_arena = false;
-  // ... and stay live to the last step (their slots are never reused), so that they can be
-  // written again for another pass over the steps (a loop in a CUDA graph).
-  bool inputs_live_to_end = false;
   // Graph outputs get arena space live to the last step (copied out after it); otherwise they
   // stay outside.
   bool outputs_in_arena = false;
+  // Graph inputs in the arena stay live to the last step (their slots are never reused), so
+  // that they can be written again for another pass over the steps (a loop in a CUDA graph).
+  bool inputs_live_to_end = false;
   // Per value, the value whose storage it shares (a view that aliases its input); empty means
   // every value has its own. Roots must map to themselves.
   std::vector<ValueId> storage_of;
