@@ -44,26 +44,25 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
   return *cubins[next];
 }
 
-// Pairs of slots whose byte ranges intersect, by a sweep over the slots in offset order.
-std::vector<std::vector<int>> overlapping_slots(const MemoryPlan& plan,
-                                               const std::vector<BufferLifetime>& buffers) {
-  const size_t n = buffers.size();
-  std::vector<int> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return plan.offsets[static_cast<size_t>(a)] < plan.offsets[static_cast<size_t>(b)]; });
-  std::vector<std::vector<int>> overlaps(n);
-  for (size_t i = 0; i < n; ++i) {
-    const size_t a = static_cast<size_t>(order[i]);
-    const uint64_t end = plan.offsets[a] + std::max<uint64_t>(buffers[a].bytes, 1);
-    for (size_t j = i + 1; j < n; ++j) {
-      const size_t b = static_cast<size_t>(order[j]);
-      if (plan.offsets[b] >= end) break;
-      overlaps[a].push_back(static_cast<int>(b));
-      overlaps[b].push_back(static_cast<int>(a));
-    }
+// Cuts the arena at every slot's start and end; each slot covers a run of the pieces.
+void cut_arena(const MemoryPlan& plan, const std::vector<BufferLifetime>& buffers,
+               CudaProgramState& st) {
+  std::vector<uint64_t> cuts;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    cuts.push_back(plan.offsets[i]);
+    cuts.push_back(plan.offsets[i] + std::max<uint64_t>(buffers[i].bytes, 1));
   }
-  return overlaps;
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  auto piece = [&](uint64_t at) {
+    return static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
+  };
+  st.slot_pieces.clear();
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    st.slot_pieces.emplace_back(
+        piece(plan.offsets[i]), piece(plan.offsets[i] + std::max<uint64_t>(buffers[i].bytes, 1)));
+  }
+  st.arena_pieces = static_cast<int>(cuts.size());
 }
 
 void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared, CUstream stream,
@@ -136,7 +135,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
       step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
   st.memory = plan_memory(lifetimes.buffers);
   st.slot_of_value = std::move(lifetimes.slot_of_value);
-  st.overlapping_slots = overlapping_slots(st.memory, lifetimes.buffers);
+  cut_arena(st.memory, lifetimes.buffers, st);
   const std::string what = "'" + graph_.name + "'";
   st.arena = DeviceBuffer(st.memory.arena_bytes, "the arena of " + what);
 

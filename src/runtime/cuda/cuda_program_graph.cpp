@@ -45,21 +45,21 @@ CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction fn, uint32_t grid, uint32_t block
 // waits for. Every step waits at least for gf_bind_in and gf_bind_out waits for every step
 // nothing else waits for, so the segment has one entry and one exit.
 std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaProgramState& st) {
-  // Buffer ids: a value in the arena is its slot (values placed in one slot at different times
-  // are one buffer); other values (weights) come after the slots.
-  const int64_t slots = static_cast<int64_t>(st.overlapping_slots.size());
-  auto buffer = [&](ValueId v) -> int64_t {
+  // Buffer ids: a value in the arena is the pieces of the arena its slot covers (values placed
+  // on the same bytes at different times share them); other values (weights) come after.
+  const int64_t pieces = st.arena_pieces;
+  auto add = [&](std::vector<int64_t>& ids, ValueId v) {
     const ValueId r = st.storage_of[static_cast<size_t>(v)];
     const int slot = st.slot_of_value[static_cast<size_t>(r)];
-    return slot >= 0 ? slot : slots + static_cast<int64_t>(r);
+    if (slot < 0) {
+      ids.push_back(pieces + static_cast<int64_t>(r));
+      return;
+    }
+    const auto [first, last] = st.slot_pieces[static_cast<size_t>(slot)];
+    for (int p = first; p < last; ++p) ids.push_back(p);
   };
-  // A write also stands for a write of every slot sharing its bytes.
-  auto add_write = [&](CommandBuffers& c, ValueId v) {
-    const int64_t b = buffer(v);
-    c.writes.push_back(b);
-    if (b < slots)
-      for (int other : st.overlapping_slots[static_cast<size_t>(b)]) c.writes.push_back(other);
-  };
+  auto add_write = [&](CommandBuffers& c, ValueId v) { add(c.writes, v); };
+  auto add_read = [&](CommandBuffers& c, ValueId v) { add(c.reads, v); };
   std::vector<CommandBuffers> uses;
   CommandBuffers in;
   for (ValueId v : g.inputs()) add_write(in, v);
@@ -72,7 +72,7 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
     const StepBuffers b = s.reads_and_writes(g);
     CommandBuffers c;
     for (ValueId v : b.reads)
-      if (v != kNoValue) c.reads.push_back(buffer(v));
+      if (v != kNoValue) add_read(c, v);
     for (ValueId v : b.writes)
       if (v != kNoValue) add_write(c, v);
     if (s.kind == CudaStep::Kind::kGemm || s.kind == CudaStep::Kind::kConv)
@@ -80,7 +80,7 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
     uses.push_back(std::move(c));
   }
   CommandBuffers out;
-  for (ValueId v : g.outputs()) out.reads.push_back(buffer(v));
+  for (ValueId v : g.outputs()) add_read(out, v);
   out.reads.push_back(kBindingTable);
   out.writes.push_back(kCallerOutputs);
   uses.push_back(std::move(out));
