@@ -15,6 +15,9 @@ namespace gf::codegen {
 // Below this many scalar evaluations per call a kernel runs on one thread: forking an OpenMP
 // team costs a few microseconds, which is what ~32K simple elementwise evaluations take.
 inline constexpr int64_t kMinParallelWork = int64_t{1} << 15;
+// Fewest rows (outer points but the last dim's) that threads share before the emitter folds the
+// last dim into the threaded loops too: fewer would leave cores idle on a many-core machine.
+inline constexpr int64_t kMinParallelRows = 64;
 
 struct CpuEmitOptions {
   // Round each f16/bf16 op result to its 16-bit format, as the unfused reference kernels do
