@@ -1,17 +1,30 @@
 // Conv (f32, one or two spatial axes) as GEMMs: per image and group, Y = W * col, where col is
 // the input itself for a 1x1 stride-1 unpadded kernel and an im2col copy in the run's workspace
 // otherwise. The geometry (output size, SAME padding) comes from the same resolver as shape
-// inference. Threads go to OpenBLAS inside each GEMM, which suits batch 1.
+// inference. Constant weights are packed at build time for packed_gemm.h's kernel; other weights
+// (or a CPU without AVX-512) go to sgemm. The threads split each GEMM's output and the im2col
+// copy between them, which suits batch 1.
 #include <algorithm>
 #include <cstring>
+
+#include <omp.h>
 
 #include "ir/infer_linear_family.h"
 #include "runtime/cpu/anchor_kernel.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/packed_gemm.h"
 
 namespace gf::cpu {
 
 namespace {
+
+// Below these sizes a conv's GEMM or im2col runs on the calling thread: waking the team costs
+// more than it saves (the same bound as blas.cpp's for GEMMs).
+constexpr int64_t kMinThreadedMacs = int64_t{1} << 21;
+constexpr int64_t kMinThreadedCopy = int64_t{1} << 15;
+// Fewest output positions per thread for a split over positions: a narrower GEMM tile runs
+// below the BLAS kernel's speed.
+constexpr int64_t kMinPositionsPerThread = 128;
 
 // One spatial axis: input size, output size, kernel, stride, dilation, padding before.
 struct Axis {
@@ -28,6 +41,13 @@ class ConvKernel final : public AnchorKernel {
     positions_ = h.out * w.out;
     direct_ = h.kernel == 1 && w.kernel == 1 && h.stride == 1 && w.stride == 1 && h.pad == 0 &&
               w.pad == 0 && h.out == h.in && w.out == w.in;
+  }
+
+  // Packs constant weights for the packed GEMM, one matrix per group.
+  void pack(const float* weights) {
+    if (!PackedWeights::available()) return;
+    for (int64_t g = 0; g < group_; ++g)
+      packed_.emplace_back(weights + g * group_filters_ * col_rows_, group_filters_, col_rows_);
   }
 
   bool fits_blas() const {
@@ -52,25 +72,53 @@ class ConvKernel final : public AnchorKernel {
         const float* x_ng = x + (n * channels_ + g * group_channels_) * image;
         float* y_ng = y + (n * filters_ + g * group_filters_) * positions_;
         if (!direct_) im2col(x_ng, col);
-        // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
-        float beta = 0;
-        if (bias != nullptr) {
-          for (int64_t f = 0; f < group_filters_; ++f)
-            std::fill_n(y_ng + f * positions_, positions_, bias[g * group_filters_ + f]);
-          beta = 1;
-        }
-        sgemm(false, false, group_filters_, positions_, col_rows_, 1.0f,
-              wt + g * group_filters_ * col_rows_, col_rows_, direct_ ? x_ng : col, positions_,
-              beta, y_ng, positions_);
+        gemm(g, wt + g * group_filters_ * col_rows_, direct_ ? x_ng : col,
+             bias != nullptr ? bias + g * group_filters_ : nullptr, y_ng);
       }
     }
   }
 
  private:
+  // y = w * col (+ bias per row), split into one tile per thread, each a single-threaded GEMM
+  // (the packed one where the weights are constant): the im2col copy and the bias rows are then
+  // shared too, and a layer whose positions are few (7x7 at ResNet's last stage) is split over
+  // its filters instead.
+  void gemm(int64_t g, const float* w, const float* col, const float* bias, float* y) const {
+    const int64_t m = group_filters_, n = positions_, k = col_rows_;
+    const PackedWeights* packed = packed_.empty() ? nullptr : &packed_[static_cast<size_t>(g)];
+    const bool threaded = m * n * k >= kMinThreadedMacs && omp_get_max_threads() > 1;
+#pragma omp parallel if (threaded)
+    {
+      const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num();
+      // Positions when each thread gets a wide enough slice of them, else filters.
+      const bool by_positions = n >= parts * kMinPositionsPerThread;
+      const int64_t extent = by_positions ? n : m;
+      const int64_t unit = by_positions ? 16 : PackedWeights::kPanelRows;
+      const int64_t units = (extent + unit - 1) / unit;
+      const int64_t begin = std::min(extent, units * part / parts * unit);
+      const int64_t end = std::min(extent, units * (part + 1) / parts * unit);
+      const int64_t m0 = by_positions ? 0 : begin, m1 = by_positions ? m : end;
+      const int64_t n0 = by_positions ? begin : 0, n1 = by_positions ? end : n;
+      if (m1 > m0 && n1 > n0) {
+        if (packed != nullptr) {
+          packed->multiply(col, n, bias, y, n, m0, m1, n0, n1);
+        } else {
+          // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
+          if (bias != nullptr) {
+            for (int64_t f = m0; f < m1; ++f) std::fill(y + f * n + n0, y + f * n + n1, bias[f]);
+          }
+          sgemm(false, false, m1 - m0, n1 - n0, k, 1.0f, w + m0 * k, k, col + n0, n,
+                bias != nullptr ? 1.0f : 0.0f, y + m0 * n + n0, n);
+        }
+      }
+    }
+  }
+
   // col[(c * KH + kh) * KW + kw, oh * OW + ow] = x[c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw],
   // 0 in the padding. The valid output columns of each kw are computed once, so the inner loop
   // is a plain (or strided) copy.
   void im2col(const float* x, float* col) const {
+#pragma omp parallel for schedule(static) if (col_rows_ * positions_ >= kMinThreadedCopy)
     for (int64_t c = 0; c < group_channels_; ++c) {
       const float* plane = x + c * h_.in * w_.in;
       for (int64_t kh = 0; kh < h_.kernel; ++kh) {
@@ -109,6 +157,7 @@ class ConvKernel final : public AnchorKernel {
   Axis h_, w_;
   int64_t group_channels_ = 0, group_filters_ = 0, col_rows_ = 0, positions_ = 0;
   bool direct_ = false;
+  std::vector<PackedWeights> packed_;  // per group; empty: sgemm on the weights as given
 };
 
 }  // namespace
@@ -131,6 +180,7 @@ std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
   const Axis w = spatial == 2 ? axes[1] : axes[0];
   auto k = std::make_unique<ConvKernel>(xd[0], xd[1], wd[0], n.attrs.get_int("group", 1), h, w);
   if (!k->fits_blas()) return nullptr;
+  if (const Value& wv = g.value(n.inputs[1]); wv.is_constant()) k->pack(wv.constant.data<float>());
   return k;
 }
 
