@@ -12,6 +12,7 @@
 #include "ir/infer_linear_family.h"
 #include "runtime/cpu/anchor_kernel.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/conv_columns.h"
 #include "runtime/cpu/packed_gemm.h"
 
 namespace gf::cpu {
@@ -25,11 +26,10 @@ constexpr int64_t kMinThreadedCopy = int64_t{1} << 15;
 // Fewest output positions per thread for a split over positions: a narrower GEMM tile runs
 // below the BLAS kernel's speed.
 constexpr int64_t kMinPositionsPerThread = 128;
+// Fewest filters per group that the packed GEMM takes.
+constexpr int64_t kMinPackedFilters = 8;
 
-// One spatial axis: input size, output size, kernel, stride, dilation, padding before.
-struct Axis {
-  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad = 0;
-};
+using Axis = ConvAxis;
 
 class ConvKernel final : public AnchorKernel {
  public:
@@ -43,9 +43,11 @@ class ConvKernel final : public AnchorKernel {
               w.pad == 0 && h.out == h.in && w.out == w.in;
   }
 
-  // Packs constant weights for the packed GEMM, one matrix per group.
+  // Packs constant weights for the packed GEMM, one matrix per group. Not for a few filters per
+  // group (a depthwise conv would fill 1 of the panel's 12 rows).
   void pack(const float* weights) {
-    if (!PackedWeights::available()) return;
+    if (!PackedWeights::available() || group_filters_ < kMinPackedFilters) return;
+    if (!direct_ && !ConvColumns::fits(h_, w_)) return;
     for (int64_t g = 0; g < group_; ++g)
       packed_.emplace_back(weights + g * group_filters_ * col_rows_, group_filters_, col_rows_);
   }
@@ -56,7 +58,8 @@ class ConvKernel final : public AnchorKernel {
   }
 
   uint64_t workspace_bytes() const override {
-    return direct_ ? 0 : static_cast<uint64_t>(col_rows_ * positions_) * sizeof(float);
+    if (direct_ || !packed_.empty()) return 0;
+    return static_cast<uint64_t>(col_rows_ * positions_) * sizeof(float);
   }
 
   void run(std::span<const void* const> inputs, std::span<void* const> outputs,
@@ -71,45 +74,69 @@ class ConvKernel final : public AnchorKernel {
       for (int64_t g = 0; g < group_; ++g) {
         const float* x_ng = x + (n * channels_ + g * group_channels_) * image;
         float* y_ng = y + (n * filters_ + g * group_filters_) * positions_;
+        const float* bias_g = bias != nullptr ? bias + g * group_filters_ : nullptr;
+        if (!packed_.empty()) {
+          packed_gemm(packed_[static_cast<size_t>(g)], x_ng, bias_g, y_ng);
+          continue;
+        }
         if (!direct_) im2col(x_ng, col);
-        gemm(g, wt + g * group_filters_ * col_rows_, direct_ ? x_ng : col,
-             bias != nullptr ? bias + g * group_filters_ : nullptr, y_ng);
+        gemm(wt + g * group_filters_ * col_rows_, direct_ ? x_ng : col, bias_g, y_ng);
       }
     }
   }
 
  private:
-  // y = w * col (+ bias per row), split into one tile per thread, each a single-threaded GEMM
-  // (the packed one where the weights are constant): the im2col copy and the bias rows are then
-  // shared too, and a layer whose positions are few (7x7 at ResNet's last stage) is split over
-  // its filters instead.
-  void gemm(int64_t g, const float* w, const float* col, const float* bias, float* y) const {
-    const int64_t m = group_filters_, n = positions_, k = col_rows_;
-    const PackedWeights* packed = packed_.empty() ? nullptr : &packed_[static_cast<size_t>(g)];
-    const bool threaded = m * n * k >= kMinThreadedMacs && omp_get_max_threads() > 1;
-#pragma omp parallel if (threaded)
+  // The output split between the threads: positions when each thread gets a wide enough slice
+  // of them, else filters (a layer of 7x7 positions at ResNet's last stage), in whole panels.
+  struct Tile {
+    int64_t m0, m1, n0, n1;
+    bool empty() const { return m1 <= m0 || n1 <= n0; }
+  };
+  Tile thread_tile() const {
+    const int64_t m = group_filters_, n = positions_;
+    const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num();
+    const bool by_positions = n >= parts * kMinPositionsPerThread;
+    const int64_t extent = by_positions ? n : m;
+    const int64_t unit = by_positions ? ColumnSource::kBlockCols : PackedWeights::kPanelRows;
+    const int64_t units = (extent + unit - 1) / unit;
+    const int64_t begin = std::min(extent, units * part / parts * unit);
+    const int64_t end = std::min(extent, units * (part + 1) / parts * unit);
+    return by_positions ? Tile{0, m, begin, end} : Tile{begin, end, 0, n};
+  }
+
+  bool threaded() const {
+    return group_filters_ * positions_ * col_rows_ >= kMinThreadedMacs && omp_get_max_threads() > 1;
+  }
+
+  // y = packed w * (x's windows, or x itself for a direct conv) + bias, one tile per thread.
+  void packed_gemm(const PackedWeights& w, const float* x, const float* bias, float* y) const {
+#pragma omp parallel if (threaded())
     {
-      const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num();
-      // Positions when each thread gets a wide enough slice of them, else filters.
-      const bool by_positions = n >= parts * kMinPositionsPerThread;
-      const int64_t extent = by_positions ? n : m;
-      const int64_t unit = by_positions ? 16 : PackedWeights::kPanelRows;
-      const int64_t units = (extent + unit - 1) / unit;
-      const int64_t begin = std::min(extent, units * part / parts * unit);
-      const int64_t end = std::min(extent, units * (part + 1) / parts * unit);
-      const int64_t m0 = by_positions ? 0 : begin, m1 = by_positions ? m : end;
-      const int64_t n0 = by_positions ? begin : 0, n1 = by_positions ? end : n;
-      if (m1 > m0 && n1 > n0) {
-        if (packed != nullptr) {
-          packed->multiply(col, n, bias, y, n, m0, m1, n0, n1);
+      const Tile t = thread_tile();
+      if (!t.empty()) {
+        if (direct_) {
+          w.multiply(DenseColumns(x, positions_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
         } else {
-          // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
-          if (bias != nullptr) {
-            for (int64_t f = m0; f < m1; ++f) std::fill(y + f * n + n0, y + f * n + n1, bias[f]);
-          }
-          sgemm(false, false, m1 - m0, n1 - n0, k, 1.0f, w + m0 * k, k, col + n0, n,
-                bias != nullptr ? 1.0f : 0.0f, y + m0 * n + n0, n);
+          w.multiply(ConvColumns(x, h_, w_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
         }
+      }
+    }
+  }
+
+  // y = w * col (+ bias per row), one single-threaded sgemm per thread's tile.
+  void gemm(const float* w, const float* col, const float* bias, float* y) const {
+    const int64_t n = positions_, k = col_rows_;
+#pragma omp parallel if (threaded())
+    {
+      const Tile t = thread_tile();
+      if (!t.empty()) {
+        // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
+        if (bias != nullptr) {
+          for (int64_t f = t.m0; f < t.m1; ++f)
+            std::fill(y + f * n + t.n0, y + f * n + t.n1, bias[f]);
+        }
+        sgemm(false, false, t.m1 - t.m0, t.n1 - t.n0, k, 1.0f, w + t.m0 * k, k, col + t.n0, n,
+              bias != nullptr ? 1.0f : 0.0f, y + t.m0 * n + t.n0, n);
       }
     }
   }

@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 
 #include "graphfuse/error.h"
 
@@ -11,24 +13,19 @@ namespace gf::cpu {
 namespace {
 
 constexpr int64_t kRows = PackedWeights::kPanelRows;
-constexpr int64_t kCols = 32;  // two 16-float vectors: 24 accumulators + 2 of B fit 32 registers
+// Two 16-float vectors: 24 accumulators + 2 of B fit the 32 registers.
+constexpr int64_t kCols = ColumnSource::kBlockCols;
 // K is walked in blocks of this depth: a block of B's column tile (32 KB) stays in L1 while every
 // panel passes over it, and the panels' block (kDepth x M) stays in L2 across the column tiles.
 constexpr int64_t kDepth = 256;
+// Column tiles packed together (256 KB, in L2), so that a panel's block (12 KB, in L1) serves all
+// of them before the next one loads: the weights then stream once per depth block rather than
+// once per column tile (ResNet's 7x7 layers are 2 tiles wide and 4 MB of weights deep).
+constexpr int64_t kGroupTiles = 8;
 
 __attribute__((target("avx512f"))) __mmask16 column_mask(int64_t cols, int64_t half) {
   const int64_t n = std::clamp<int64_t>(cols - 16 * half, 0, 16);
   return static_cast<__mmask16>((1u << n) - 1);
-}
-
-// B[0:depth, 0:cols] (leading dimension ldb) into `dst` as depth rows of kCols, zero-padded.
-__attribute__((target("avx512f"))) void pack_columns(const float* b, int64_t ldb, int64_t depth,
-                                                      int64_t cols, float* dst) {
-  const __mmask16 lo = column_mask(cols, 0), hi = column_mask(cols, 1);
-  for (int64_t i = 0; i < depth; ++i) {
-    _mm512_store_ps(dst + i * kCols, _mm512_maskz_loadu_ps(lo, b + i * ldb));
-    _mm512_store_ps(dst + i * kCols + 16, _mm512_maskz_loadu_ps(hi, b + i * ldb + 16));
-  }
 }
 
 // One tile, Y[0:rows, 0:cols] (+)= panel block * packed B block, over kVectors 16-float vectors
@@ -37,8 +34,8 @@ __attribute__((target("avx512f"))) void pack_columns(const float* b, int64_t ldb
 // so each element is still one sum in k order.
 template <int kVectors>
 __attribute__((target("avx512f"))) void tile(const float* panel, int64_t depth, const float* bp,
-                                              bool first, const float* bias, float* y, int64_t ldy,
-                                              int64_t rows, int64_t cols) {
+                                             bool first, const float* bias, float* y, int64_t ldy,
+                                             int64_t rows, int64_t cols) {
   __mmask16 mask[kVectors];
   for (int v = 0; v < kVectors; ++v) mask[v] = column_mask(cols, v);
   __m512 acc[kRows][kVectors];
@@ -65,11 +62,22 @@ __attribute__((target("avx512f"))) void tile(const float* panel, int64_t depth, 
 #pragma GCC unroll 12
   for (int64_t r = 0; r < kRows; ++r) {
     if (r >= rows) break;
-    for (int v = 0; v < kVectors; ++v) _mm512_mask_storeu_ps(y + r * ldy + 16 * v, mask[v], acc[r][v]);
+    for (int v = 0; v < kVectors; ++v)
+      _mm512_mask_storeu_ps(y + r * ldy + 16 * v, mask[v], acc[r][v]);
   }
 }
 
 }  // namespace
+
+__attribute__((target("avx512f"))) void DenseColumns::pack(int64_t k0, int64_t depth, int64_t n0,
+                                                           int64_t cols, float* dst) const {
+  const __mmask16 lo = column_mask(cols, 0), hi = column_mask(cols, 1);
+  const float* b = b_ + k0 * ldb_ + n0;
+  for (int64_t i = 0; i < depth; ++i) {
+    _mm512_store_ps(dst + i * kCols, _mm512_maskz_loadu_ps(lo, b + i * ldb_));
+    _mm512_store_ps(dst + i * kCols + 16, _mm512_maskz_loadu_ps(hi, b + i * ldb_ + 16));
+  }
+}
 
 bool PackedWeights::available() {
   static const bool ok = __builtin_cpu_supports("avx512f");
@@ -85,19 +93,30 @@ PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k) : m_(m), k_(k
   }
 }
 
-void PackedWeights::multiply(const float* b, int64_t ldb, const float* bias, float* y,
-                             int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) const {
+void PackedWeights::multiply(const ColumnSource& b, const float* bias, float* y, int64_t ldy,
+                             int64_t m0, int64_t m1, int64_t n0, int64_t n1) const {
   GF_ASSERT(m0 % kRows == 0 && m1 <= m_);
-  alignas(64) float block[kDepth * kCols];
+  // This thread's packed B blocks, kept for its later calls.
+  thread_local std::unique_ptr<float[], decltype(&std::free)> blocks(
+      static_cast<float*>(std::aligned_alloc(64, kGroupTiles * kDepth * kCols * sizeof(float))),
+      &std::free);
+  if (!blocks) throw Error(ErrorCode::kOutOfMemory, "cannot allocate the packed GEMM's B blocks");
   for (int64_t k0 = 0; k0 < k_; k0 += kDepth) {
     const int64_t depth = std::min(kDepth, k_ - k0);
-    for (int64_t col = n0; col < n1; col += kCols) {
-      const int64_t cols = std::min(kCols, n1 - col);
-      pack_columns(b + k0 * ldb + col, ldb, depth, cols, block);
+    for (int64_t group = n0; group < n1; group += kGroupTiles * kCols) {
+      const int64_t group_end = std::min(n1, group + kGroupTiles * kCols);
+      for (int64_t col = group; col < group_end; col += kCols)
+        b.pack(k0, depth, col, std::min(kCols, group_end - col),
+               blocks.get() + (col - group) * kDepth);
       for (int64_t row = m0; row < m1; row += kRows) {
-        (cols > 16 ? tile<2> : tile<1>)(panels_.data() + (row / kRows * k_ + k0) * kRows, depth,
-                                         block, k0 == 0, bias != nullptr ? bias + row : nullptr,
-                                         y + row * ldy + col, ldy, std::min(kRows, m1 - row), cols);
+        const float* panel = panels_.data() + (row / kRows * k_ + k0) * kRows;
+        for (int64_t col = group; col < group_end; col += kCols) {
+          const int64_t cols = std::min(kCols, group_end - col);
+          (cols > 16 ? tile<2> : tile<1>)(panel, depth, blocks.get() + (col - group) * kDepth,
+                                          k0 == 0, bias != nullptr ? bias + row : nullptr,
+                                          y + row * ldy + col, ldy, std::min(kRows, m1 - row),
+                                          cols);
+        }
       }
     }
   }

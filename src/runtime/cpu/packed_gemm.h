@@ -11,6 +11,27 @@
 
 namespace gf::cpu {
 
+// B of a packed GEMM, handed over one block at a time: rows [k0, k0 + depth) of columns
+// [n0, n0 + cols) written to `dst` as depth rows of kBlockCols floats, zero past cols. A source
+// may build B on the fly (conv_columns.h: a conv's windows without an im2col copy).
+class ColumnSource {
+ public:
+  static constexpr int64_t kBlockCols = 32;
+  virtual ~ColumnSource() = default;
+  virtual void pack(int64_t k0, int64_t depth, int64_t n0, int64_t cols, float* dst) const = 0;
+};
+
+// A row-major matrix [k, *] with leading dimension ldb.
+class DenseColumns final : public ColumnSource {
+ public:
+  DenseColumns(const float* b, int64_t ldb) : b_(b), ldb_(ldb) {}
+  void pack(int64_t k0, int64_t depth, int64_t n0, int64_t cols, float* dst) const override;
+
+ private:
+  const float* b_;
+  int64_t ldb_;
+};
+
 class PackedWeights {
  public:
   static constexpr int64_t kPanelRows = 12;
@@ -21,10 +42,10 @@ class PackedWeights {
   // `w` is row-major [m, k] (leading dimension k).
   PackedWeights(const float* w, int64_t m, int64_t k);
 
-  // Y[m0:m1, n0:n1] = W[m0:m1, :] * B[:, n0:n1] + bias[m0:m1] (0 where bias is null); B is
-  // row-major [k, *] with leading dimension ldb, Y with ldy. m0 must be a multiple of
-  // kPanelRows. Single-threaded: callers split the rows or columns across threads.
-  void multiply(const float* b, int64_t ldb, const float* bias, float* y, int64_t ldy, int64_t m0,
+  // Y[m0:m1, n0:n1] = W[m0:m1, :] * B[:, n0:n1] + bias[m0:m1] (0 where bias is null), Y
+  // row-major with leading dimension ldy. m0 must be a multiple of kPanelRows. Single-threaded:
+  // callers split the rows or columns across threads.
+  void multiply(const ColumnSource& b, const float* bias, float* y, int64_t ldy, int64_t m0,
                 int64_t m1, int64_t n0, int64_t n1) const;
 
   int64_t rows() const { return m_; }
