@@ -10,6 +10,7 @@ namespace gf::cpu {
 namespace {
 
 constexpr int64_t kCols = ColumnSource::kBlockCols;
+constexpr int kVectors = kCols / 16;
 
 // How far a window's corner or a tap can sit from the plane's origin along one axis.
 int64_t reach(const ConvAxis& a) {
@@ -33,9 +34,9 @@ __attribute__((target("avx512f"))) void ConvColumns::pack(int64_t k0, int64_t de
     left[j] = static_cast<int32_t>(ow * w_.stride - w_.pad);
     corner[j] = static_cast<int32_t>(top[j] * w_.in + left[j]);
   }
-  __m512i top_v[2], left_v[2], corner_v[2];
-  __mmask16 live[2];
-  for (int v = 0; v < 2; ++v) {
+  __m512i top_v[kVectors], left_v[kVectors], corner_v[kVectors];
+  __mmask16 live[kVectors];
+  for (int v = 0; v < kVectors; ++v) {
     top_v[v] = _mm512_load_si512(top + 16 * v);
     left_v[v] = _mm512_load_si512(left + 16 * v);
     corner_v[v] = _mm512_load_si512(corner + 16 * v);
@@ -52,7 +53,7 @@ __attribute__((target("avx512f"))) void ConvColumns::pack(int64_t k0, int64_t de
     const int32_t dh = static_cast<int32_t>(kh * h_.dilation);
     const int32_t dw = static_cast<int32_t>(kw * w_.dilation);
     const __m512i shift = _mm512_set1_epi32(static_cast<int32_t>(dh * w_.in + dw));
-    for (int v = 0; v < 2; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
       const __m512i ih = _mm512_add_epi32(top_v[v], _mm512_set1_epi32(dh));
       const __m512i iw = _mm512_add_epi32(left_v[v], _mm512_set1_epi32(dw));
       // Unsigned compares: a negative coordinate is out of range too.

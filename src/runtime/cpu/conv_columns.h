@@ -1,6 +1,6 @@
 // The im2col matrix of a conv, built block by block as the packed GEMM asks for it instead of
 // copied whole first: row (c, kh, kw), column (oh, ow) holds x[c, oh*sh - ph + kh*dh,
-// ow*sw - pw + kw*dw], 0 in the padding. Each block row is one masked AVX-512 gather, so the
+// ow*sw - pw + kw*dw], 0 in the padding. Each block row is masked AVX-512 gathers, so the
 // copy, its workspace and its separate pass go (and with them one thread fork per conv).
 #pragma once
 

@@ -44,7 +44,7 @@ class ConvKernel final : public AnchorKernel {
   }
 
   // Packs constant weights for the packed GEMM, one matrix per group. Not for a few filters per
-  // group (a depthwise conv would fill 1 of the panel's 12 rows).
+  // group (a depthwise conv would fill 1 of the panel's 8 rows).
   void pack(const float* weights) {
     if (!PackedWeights::available() || group_filters_ < kMinPackedFilters) return;
     if (!direct_ && !ConvColumns::fits(h_, w_)) return;

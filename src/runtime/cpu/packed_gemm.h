@@ -16,7 +16,7 @@ namespace gf::cpu {
 // may build B on the fly (conv_columns.h: a conv's windows without an im2col copy).
 class ColumnSource {
  public:
-  static constexpr int64_t kBlockCols = 32;
+  static constexpr int64_t kBlockCols = 48;  // three 16-float vectors
   virtual ~ColumnSource() = default;
   virtual void pack(int64_t k0, int64_t depth, int64_t n0, int64_t cols, float* dst) const = 0;
 };
@@ -34,7 +34,8 @@ class DenseColumns final : public ColumnSource {
 
 class PackedWeights {
  public:
-  static constexpr int64_t kPanelRows = 12;
+  static constexpr int64_t kPanelRows = 8;
+  static constexpr int64_t kDepth = 256;  // K's block; see packed_gemm.cpp
 
   // Whether this CPU runs the packed kernel.
   static bool available();
@@ -52,7 +53,13 @@ class PackedWeights {
 
  private:
   int64_t m_, k_;
-  std::vector<float> panels_;  // panel p, element (k, r) at (p * k_ + k) * kPanelRows + r
+  // Panel `row / kPanelRows`'s rows over K's block [k0, k0 + kDepth), k-major.
+  const float* panel(int64_t row, int64_t k0) const;
+  float* panel(int64_t row, int64_t k0);
+
+  // By K's blocks, then panels, then k, then row: the GEMM walks every panel of one depth block
+  // in turn, so the weights stream from memory in one sequential run per block.
+  std::vector<float> panels_;
 };
 
 }  // namespace gf::cpu
