@@ -109,6 +109,7 @@ TEST(CpuAnchorKernels, ConvMatchesTheReferenceOverItsGeometries) {
        false,
        true},
       {{2, 2, 3, 3}, {8, 2, 3, 3}, {{"pads", V{4, 4, 4, 4}}}, true, true},
+      {{1, 0, 5, 5}, {8, 0, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, true, true},  // no channels: bias
   };
   std::mt19937 rng(11);
   for (const ConvCase& c : cases) {

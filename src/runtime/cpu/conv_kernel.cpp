@@ -47,6 +47,7 @@ class ConvKernel final : public AnchorKernel {
   // group (a depthwise conv would fill 1 of the panel's 8 rows).
   void pack(const float* weights) {
     if (!PackedWeights::available() || group_filters_ < kMinPackedFilters) return;
+    if (col_rows_ == 0) return;  // an empty sum: sgemm's path writes the bias
     if (!direct_ && !ConvColumns::fits(h_, w_)) return;
     for (int64_t g = 0; g < group_; ++g)
       packed_.emplace_back(weights + g * group_filters_ * col_rows_, group_filters_, col_rows_);
