@@ -26,6 +26,7 @@ constexpr int64_t kMinThreadedCopy = int64_t{1} << 15;
 // Fewest output positions per thread for a split over positions: a narrower GEMM tile runs
 // below the BLAS kernel's speed.
 constexpr int64_t kMinPositionsPerThread = 128;
+constexpr int64_t kPositionUnit = 16;  // one AVX-512 vector of floats
 // Fewest filters per group that the packed GEMM takes.
 constexpr int64_t kMinPackedFilters = 8;
 
@@ -98,7 +99,9 @@ class ConvKernel final : public AnchorKernel {
     const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num();
     const bool by_positions = n >= parts * kMinPositionsPerThread;
     const int64_t extent = by_positions ? n : m;
-    const int64_t unit = by_positions ? ColumnSource::kBlockCols : PackedWeights::kPanelRows;
+    // Positions in whole vectors rather than 48-column tiles, for an even split (56x56 positions:
+    // 1568 each instead of 1584 and 1552).
+    const int64_t unit = by_positions ? kPositionUnit : PackedWeights::kPanelRows;
     const int64_t units = (extent + unit - 1) / unit;
     const int64_t begin = std::min(extent, units * part / parts * unit);
     const int64_t end = std::min(extent, units * (part + 1) / parts * unit);
