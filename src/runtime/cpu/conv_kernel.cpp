@@ -1,9 +1,10 @@
 // Conv (f32, one or two spatial axes) as GEMMs: per image and group, Y = W * col, where col is
-// the input itself for a 1x1 stride-1 unpadded kernel and an im2col copy in the run's workspace
-// otherwise. The geometry (output size, SAME padding) comes from the same resolver as shape
-// inference. Constant weights are packed at build time for packed_gemm.h's kernel; other weights
-// (or a CPU without AVX-512) go to sgemm. The threads split each GEMM's output and the im2col
-// copy between them, which suits batch 1.
+// the input itself for a 1x1 stride-1 unpadded kernel and the conv's windows otherwise. The
+// geometry (output size, SAME padding) comes from the same resolver as shape inference. Constant
+// weights are packed at build time for packed_gemm.h's kernel, which gathers the windows block by
+// block (conv_columns.h); other weights (or a CPU without AVX-512) go to sgemm over an im2col
+// copy in the run's workspace. The threads split each GEMM's output between them (and the im2col
+// copy), which suits batch 1.
 #include <algorithm>
 #include <cstring>
 
