@@ -1,8 +1,9 @@
 // The fused CPU backend's anchor kernels (src/runtime/cpu/*_kernel.cpp): Conv, MatMul, Gemm,
 // Attention and MaxPool compiled into a FusedProgram must give the reference interpreter's results,
 // over the geometries each kernel special-cases (1x1 direct GEMM, im2col with padding, strides,
-// dilations, groups, SAME padding; batch folding and broadcast batches; Gemm's C broadcast;
-// packed and 4-D attention with masks, causal, softcap and grouped heads; MaxPool windows).
+// dilations, groups, SAME padding; the packed GEMM's thread splits and remainders; batch folding
+// and broadcast batches; Gemm's C broadcast; packed and 4-D attention with masks, causal, softcap
+// and grouped heads; MaxPool windows).
 #include <cstring>
 #include <limits>
 #include <random>
@@ -84,6 +85,31 @@ TEST(CpuAnchorKernels, ConvMatchesTheReferenceOverItsGeometries) {
       {{1, 2, 3, 3}, {2, 2, 3, 3}, {{"pads", V{4, 4, 4, 4}}}, true, true},  // all-padding rows
       {{2, 3, 11}, {4, 3, 3}, {{"pads", V{1, 2}}, {"strides", V{2}}}, true, true},  // 1-D
       {{1, 2, 4, 4, 4}, {3, 2, 2, 2, 2}, {}, true, false},  // 3-D: reference
+      // Large enough for threads: split over positions (400 of them), filters not a multiple
+      // of the packed panel's 12 rows, column tiles ending part way (400 = 12 * 32 + 16).
+      {{1, 64, 20, 20}, {40, 64, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, true, true},
+      // Few positions (49), so split over filters; batch 2.
+      {{2, 96, 7, 7}, {100, 96, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, true, true},
+      {{1, 256, 7, 7}, {130, 256, 1, 1}, {}, false, true},  // direct, split over filters
+      {{1, 32, 9, 9},
+       {64, 8, 3, 3},
+       {{"group", int64_t{4}},
+        {"dilations", V{2, 2}},
+        {"pads", V{2, 2, 2, 2}},
+        {"strides", V{2, 2}}},
+       true,
+       true},
+      {{3, 48, 50}, {36, 48, 5}, {{"pads", V{2, 2}}}, true, true},  // 1-D, batch 3
+      // Enough filters for the packed GEMM, whose windows are gathered without im2col: uneven
+      // pads with strides, SAME padding, a window wholly in the padding.
+      {{1, 4, 9, 8}, {16, 4, 3, 3}, {{"strides", V{2, 2}}, {"pads", V{1, 0, 2, 1}}}, true, true},
+      {{1, 3, 7, 6},
+       {9, 3, 4, 4},
+       {{"auto_pad", std::string("SAME_UPPER")}, {"strides", V{2, 2}}},
+       false,
+       true},
+      {{2, 2, 3, 3}, {8, 2, 3, 3}, {{"pads", V{4, 4, 4, 4}}}, true, true},
+      {{1, 0, 5, 5}, {8, 0, 3, 3}, {{"pads", V{1, 1, 1, 1}}}, true, true},  // no channels: bias
   };
   std::mt19937 rng(11);
   for (const ConvCase& c : cases) {
@@ -94,6 +120,25 @@ TEST(CpuAnchorKernels, ConvMatchesTheReferenceOverItsGeometries) {
     b.output(b.op1(Op::kRelu, {b.op1(Op::kConv, in, c.attrs)}), "y");
     const std::string what = "conv x" + dims_text(c.x) + " w" + dims_text(c.w);
     EXPECT_EQ(expect_matches_reference(b.build(), {random_f32(rng, c.x)}, what), c.anchored ? 1 : 0)
+        << what;
+  }
+}
+
+TEST(CpuAnchorKernels, ConvWithWeightsAsAnInputMatchesTheReference) {
+  // Weights that are not constants cannot be packed at build time: the kernel runs sgemm on them.
+  using V = std::vector<int64_t>;
+  const std::pair<V, V> cases[] = {{{1, 64, 20, 20}, {40, 64, 3, 3}},
+                                   {{2, 96, 7, 7}, {100, 96, 3, 3}}};
+  std::mt19937 rng(16);
+  for (const auto& [xd, wd] : cases) {
+    GraphBuilder b;
+    const ValueId x = b.input("x", DType::kF32, Shape::from_static(xd));
+    const ValueId w = b.input("w", DType::kF32, Shape::from_static(wd));
+    const ValueId bias = b.constant("bias", random_f32(rng, {wd[0]}));
+    b.output(b.op1(Op::kConv, {x, w, bias}, {{"pads", V{1, 1, 1, 1}}}), "y");
+    const std::string what = "conv x" + dims_text(xd) + " w" + dims_text(wd) + " (input)";
+    EXPECT_EQ(expect_matches_reference(b.build(), {random_f32(rng, xd), random_f32(rng, wd)}, what),
+              1)
         << what;
   }
 }

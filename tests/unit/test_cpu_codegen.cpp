@@ -225,7 +225,7 @@ TEST(CpuCodegen, IntegerReductionsAccumulateInI64) {
 
 TEST(CpuCodegen, LargeKernelsRunInParallelAndMatch) {
   // Big enough to cross kMinParallelWork: the source gets the OpenMP pragma.
-  constexpr int64_t kN = 1 << 16;
+  constexpr int64_t kN = 2 * codegen::kMinParallelWork;
   KernelBuilder b("relu_big");
   const int x = b.buffer("x", DType::kF32, {kN}, false);
   const int y = b.buffer("y", DType::kF32, {kN}, true);

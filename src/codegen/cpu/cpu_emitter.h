@@ -12,9 +12,15 @@
 
 namespace gf::codegen {
 
-// Below this many scalar evaluations per call a kernel runs on one thread: forking an OpenMP
-// team costs a few microseconds, which is what ~32K simple elementwise evaluations take.
-inline constexpr int64_t kMinParallelWork = int64_t{1} << 15;
+// Below this many scalar evaluations per call a kernel runs on one thread: waking an OpenMP
+// team whose threads sleep when idle (the CLI's OMP_WAIT_POLICY=passive) costs tens of
+// microseconds, what ~256K simple elementwise evaluations take. ResNet-50's epilogues up to
+// 14x14x1024 threaded gained nothing over one thread and lost the wake-ups (bench on 2 cores:
+// 5-30% per run).
+inline constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+// Fewest rows (outer points but the last dim's) that threads share before the emitter folds the
+// last dim into the threaded loops too: fewer would leave cores idle on a many-core machine.
+inline constexpr int64_t kMinParallelRows = 64;
 
 struct CpuEmitOptions {
   // Round each f16/bf16 op result to its 16-bit format, as the unfused reference kernels do

@@ -1,22 +1,37 @@
 // Conv (f32, one or two spatial axes) as GEMMs: per image and group, Y = W * col, where col is
-// the input itself for a 1x1 stride-1 unpadded kernel and an im2col copy in the run's workspace
-// otherwise. The geometry (output size, SAME padding) comes from the same resolver as shape
-// inference. Threads go to OpenBLAS inside each GEMM, which suits batch 1.
+// the input itself for a 1x1 stride-1 unpadded kernel and the conv's windows otherwise. The
+// geometry (output size, SAME padding) comes from the same resolver as shape inference. Constant
+// weights are packed at build time for packed_gemm.h's kernel, which gathers the windows block by
+// block (conv_columns.h); other weights (or a CPU without AVX-512) go to sgemm over an im2col
+// copy in the run's workspace. The threads split each GEMM's output between them (and the im2col
+// copy), which suits batch 1.
 #include <algorithm>
 #include <cstring>
+
+#include <omp.h>
 
 #include "ir/infer_linear_family.h"
 #include "runtime/cpu/anchor_kernel.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/conv_columns.h"
+#include "runtime/cpu/packed_gemm.h"
 
 namespace gf::cpu {
 
 namespace {
 
-// One spatial axis: input size, output size, kernel, stride, dilation, padding before.
-struct Axis {
-  int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad = 0;
-};
+// Below these sizes a conv's GEMM or im2col runs on the calling thread: waking the team costs
+// more than it saves (the same bound as blas.cpp's for GEMMs).
+constexpr int64_t kMinThreadedMacs = int64_t{1} << 21;
+constexpr int64_t kMinThreadedCopy = int64_t{1} << 15;
+// Fewest output positions per thread for a split over positions: a narrower GEMM tile runs
+// below the BLAS kernel's speed.
+constexpr int64_t kMinPositionsPerThread = 128;
+constexpr int64_t kPositionUnit = 16;  // one AVX-512 vector of floats
+// Fewest filters per group that the packed GEMM takes.
+constexpr int64_t kMinPackedFilters = 8;
+
+using Axis = ConvAxis;
 
 class ConvKernel final : public AnchorKernel {
  public:
@@ -30,13 +45,24 @@ class ConvKernel final : public AnchorKernel {
               w.pad == 0 && h.out == h.in && w.out == w.in;
   }
 
+  // Packs constant weights for the packed GEMM, one matrix per group. Not for a few filters per
+  // group (a depthwise conv would fill 1 of the panel's 8 rows).
+  void pack(const float* weights) {
+    if (!PackedWeights::available() || group_filters_ < kMinPackedFilters) return;
+    if (col_rows_ == 0) return;  // an empty sum: sgemm's path writes the bias
+    if (!direct_ && !ConvColumns::fits(h_, w_)) return;
+    for (int64_t g = 0; g < group_; ++g)
+      packed_.emplace_back(weights + g * group_filters_ * col_rows_, group_filters_, col_rows_);
+  }
+
   bool fits_blas() const {
     const int64_t max = blas_int_max();
     return col_rows_ <= max && positions_ <= max && group_filters_ <= max;
   }
 
   uint64_t workspace_bytes() const override {
-    return direct_ ? 0 : static_cast<uint64_t>(col_rows_ * positions_) * sizeof(float);
+    if (direct_ || !packed_.empty()) return 0;
+    return static_cast<uint64_t>(col_rows_ * positions_) * sizeof(float);
   }
 
   void run(std::span<const void* const> inputs, std::span<void* const> outputs,
@@ -51,26 +77,80 @@ class ConvKernel final : public AnchorKernel {
       for (int64_t g = 0; g < group_; ++g) {
         const float* x_ng = x + (n * channels_ + g * group_channels_) * image;
         float* y_ng = y + (n * filters_ + g * group_filters_) * positions_;
-        if (!direct_) im2col(x_ng, col);
-        // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
-        float beta = 0;
-        if (bias != nullptr) {
-          for (int64_t f = 0; f < group_filters_; ++f)
-            std::fill_n(y_ng + f * positions_, positions_, bias[g * group_filters_ + f]);
-          beta = 1;
+        const float* bias_g = bias != nullptr ? bias + g * group_filters_ : nullptr;
+        if (!packed_.empty()) {
+          packed_gemm(packed_[static_cast<size_t>(g)], x_ng, bias_g, y_ng);
+          continue;
         }
-        sgemm(false, false, group_filters_, positions_, col_rows_, 1.0f,
-              wt + g * group_filters_ * col_rows_, col_rows_, direct_ ? x_ng : col, positions_,
-              beta, y_ng, positions_);
+        if (!direct_) im2col(x_ng, col);
+        gemm(wt + g * group_filters_ * col_rows_, direct_ ? x_ng : col, bias_g, y_ng);
       }
     }
   }
 
  private:
+  // The output split between the threads: positions when each thread gets a wide enough slice
+  // of them, else filters (a layer of 7x7 positions at ResNet's last stage), in whole panels.
+  struct Tile {
+    int64_t m0, m1, n0, n1;
+    bool empty() const { return m1 <= m0 || n1 <= n0; }
+  };
+  Tile thread_tile() const {
+    const int64_t m = group_filters_, n = positions_;
+    const int64_t parts = omp_get_num_threads(), part = omp_get_thread_num();
+    const bool by_positions = n >= parts * kMinPositionsPerThread;
+    const int64_t extent = by_positions ? n : m;
+    // Positions in whole vectors rather than 48-column tiles, for an even split (56x56 positions:
+    // 1568 each instead of 1584 and 1552).
+    const int64_t unit = by_positions ? kPositionUnit : PackedWeights::kPanelRows;
+    const int64_t units = (extent + unit - 1) / unit;
+    const int64_t begin = std::min(extent, units * part / parts * unit);
+    const int64_t end = std::min(extent, units * (part + 1) / parts * unit);
+    return by_positions ? Tile{0, m, begin, end} : Tile{begin, end, 0, n};
+  }
+
+  bool threaded() const {
+    return group_filters_ * positions_ * col_rows_ >= kMinThreadedMacs && omp_get_max_threads() > 1;
+  }
+
+  // y = packed w * (x's windows, or x itself for a direct conv) + bias, one tile per thread.
+  void packed_gemm(const PackedWeights& w, const float* x, const float* bias, float* y) const {
+#pragma omp parallel if (threaded())
+    {
+      const Tile t = thread_tile();
+      if (!t.empty()) {
+        if (direct_) {
+          w.multiply(DenseColumns(x, positions_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
+        } else {
+          w.multiply(ConvColumns(x, h_, w_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
+        }
+      }
+    }
+  }
+
+  // y = w * col (+ bias per row), one single-threaded sgemm per thread's tile.
+  void gemm(const float* w, const float* col, const float* bias, float* y) const {
+    const int64_t n = positions_, k = col_rows_;
+#pragma omp parallel if (threaded())
+    {
+      const Tile t = thread_tile();
+      if (!t.empty()) {
+        // The bias is the GEMM's initial C (beta = 1), which saves a pass over Y.
+        if (bias != nullptr) {
+          for (int64_t f = t.m0; f < t.m1; ++f)
+            std::fill(y + f * n + t.n0, y + f * n + t.n1, bias[f]);
+        }
+        sgemm(false, false, t.m1 - t.m0, t.n1 - t.n0, k, 1.0f, w + t.m0 * k, k, col + t.n0, n,
+              bias != nullptr ? 1.0f : 0.0f, y + t.m0 * n + t.n0, n);
+      }
+    }
+  }
+
   // col[(c * KH + kh) * KW + kw, oh * OW + ow] = x[c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw],
   // 0 in the padding. The valid output columns of each kw are computed once, so the inner loop
   // is a plain (or strided) copy.
   void im2col(const float* x, float* col) const {
+#pragma omp parallel for schedule(static) if (col_rows_ * positions_ >= kMinThreadedCopy)
     for (int64_t c = 0; c < group_channels_; ++c) {
       const float* plane = x + c * h_.in * w_.in;
       for (int64_t kh = 0; kh < h_.kernel; ++kh) {
@@ -109,6 +189,7 @@ class ConvKernel final : public AnchorKernel {
   Axis h_, w_;
   int64_t group_channels_ = 0, group_filters_ = 0, col_rows_ = 0, positions_ = 0;
   bool direct_ = false;
+  std::vector<PackedWeights> packed_;  // per group; empty: sgemm on the weights as given
 };
 
 }  // namespace
@@ -131,6 +212,7 @@ std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
   const Axis w = spatial == 2 ? axes[1] : axes[0];
   auto k = std::make_unique<ConvKernel>(xd[0], xd[1], wd[0], n.attrs.get_int("group", 1), h, w);
   if (!k->fits_blas()) return nullptr;
+  if (const Value& wv = g.value(n.inputs[1]); wv.is_constant()) k->pack(wv.constant.data<float>());
   return k;
 }
 

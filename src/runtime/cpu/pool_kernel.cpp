@@ -11,6 +11,9 @@ namespace gf::cpu {
 
 namespace {
 
+// Below this many outputs the pool runs on the calling thread (waking the team costs more).
+constexpr int64_t kMinThreadedOutputs = int64_t{1} << 14;
+
 struct PoolAxis {
   int64_t in = 1, out = 1, kernel = 1, stride = 1, dilation = 1, pad = 0;
   // The taps [first, last) of output o that fall inside the input.
@@ -29,6 +32,8 @@ class MaxPoolKernel final : public AnchorKernel {
            void*) const override {
     const auto* x = static_cast<const float*>(inputs[0]);
     auto* y = static_cast<float*>(outputs[0]);
+    // Planes are independent; ResNet-50's one pool (64 planes of 112x112) took 2 ms on one thread.
+#pragma omp parallel for schedule(static) if (planes_ * h_.out * w_.out >= kMinThreadedOutputs)
     for (int64_t p = 0; p < planes_; ++p) {
       const float* plane = x + p * h_.in * w_.in;
       float* out = y + p * h_.out * w_.out;
