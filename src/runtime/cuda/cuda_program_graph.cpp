@@ -86,6 +86,23 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
   uses.push_back(std::move(out));
 
   std::vector<std::vector<int>> deps = command_dependencies(uses);
+  // An edge to d is implied when another dependency e already waits for d (the write-after-read
+  // and write-after-write edges of a chain are): fewer edges make a cheaper instantiate.
+  for (std::vector<int>& ds : deps) {
+    std::vector<int> kept;
+    for (int d : ds) {
+      bool implied = false;
+      for (int e : ds) {
+        const std::vector<int>& de = deps[static_cast<size_t>(e)];
+        if (e != d && std::binary_search(de.begin(), de.end(), d)) {
+          implied = true;
+          break;
+        }
+      }
+      if (!implied) kept.push_back(d);
+    }
+    ds = std::move(kept);
+  }
   const size_t last = deps.size() - 1;
   std::vector<bool> waited_for(deps.size(), false);
   for (size_t i = 1; i < last; ++i) {
