@@ -222,7 +222,7 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   const CudaProgramState& st = *state_;
   const CUstream stream = st.stream->get();
   // After a run on caller buffers that went on another stream.
-  check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+  if (stream != last_stream_) check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
     if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0)
@@ -259,9 +259,13 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       cuda_graph_->rebind(st, addresses);
       graph_addresses_.assign(addresses.begin(), addresses.end());
     }
-    check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+    // A stream orders its own work: only a run on another stream waits for the last one.
+    if (stream != last_stream_) {
+      check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+    }
     cuda_graph_->launch(stream);
     check_cu(cu.cuEventRecord(st.done, stream), "cuEventRecord");
+    last_stream_ = stream;
     return;
   }
   // Eager: the steps go on the program's stream (host steps synchronise it), after the caller's
@@ -303,10 +307,9 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     auto args = out.kernel_params();
     launch_kernel(b.bind_out(), b.grid(), b.block(), 0, own, args.data(), "binding the outputs");
   }
-  if (stream != own) {
-    check_cu(cu.cuEventRecord(st.done, own), "cuEventRecord");
-    check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
-  }
+  check_cu(cu.cuEventRecord(st.done, own), "cuEventRecord");
+  if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+  last_stream_ = own;
 }
 
 void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {

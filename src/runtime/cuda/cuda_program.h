@@ -134,6 +134,8 @@ class CudaProgram {
   std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;
   mutable std::vector<uint64_t> graph_addresses_;  // what cuda_graph_ is bound to now
+  // The stream of the last launch (its end recorded in the state's `done` event).
+  mutable CUstream_st* last_stream_ = nullptr;
 };
 
 }  // namespace gf::cuda
