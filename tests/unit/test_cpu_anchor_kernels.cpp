@@ -10,6 +10,7 @@
 
 #include "codegen/cpu/jit_compiler.h"
 #include "runtime/cpu/fused_program.h"
+#include "runtime/cpu/packed_gemm.h"
 #include "runtime/cpu/reference/interpreter.h"
 #include "test_util.h"
 
@@ -121,6 +122,50 @@ TEST(CpuAnchorKernels, ConvMatchesTheReferenceOverItsGeometries) {
     const std::string what = "conv x" + dims_text(c.x) + " w" + dims_text(c.w);
     EXPECT_EQ(expect_matches_reference(b.build(), {random_f32(rng, c.x)}, what), c.anchored ? 1 : 0)
         << what;
+  }
+}
+
+TEST(CpuAnchorKernels, ConvTakesAResidualAddAndReluAsItStores) {
+  // ResNet's block ends: conv + bias, + the residual, Relu; also the Add alone, the residual on
+  // either side, and a conv whose output is read elsewhere (its epilogue stays a kernel).
+  using V = std::vector<int64_t>;
+  std::mt19937 rng(21);
+  struct Case {
+    V x, w;
+    bool relu, residual_first, conv_is_output;
+  };
+  const Case cases[] = {
+      {{1, 16, 9, 9}, {24, 16, 3, 3}, true, false, false},
+      {{2, 32, 7, 7}, {40, 32, 1, 1}, true, true, false},   // direct, batch 2
+      {{1, 64, 20, 20}, {40, 64, 3, 3}, true, false, false},  // threads over positions
+      {{1, 8, 6, 6}, {16, 8, 3, 3}, false, false, false},   // Add only
+      {{1, 8, 6, 6}, {16, 8, 3, 3}, true, false, true},     // the conv's output is an output
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b;
+    const ValueId x = b.input("x", DType::kF32, Shape::from_static(c.x));
+    const ValueId w = b.constant("w", random_f32(rng, c.w));
+    const ValueId bias = b.constant("bias", random_f32(rng, {c.w[0]}));
+    const ValueId conv = b.op1(Op::kConv, {x, w, bias}, {{"pads", V{(c.w[2] - 1) / 2, (c.w[3] - 1) / 2,
+                                                                     (c.w[2] - 1) / 2, (c.w[3] - 1) / 2}}});
+    const std::vector<int64_t> yd = b.type(conv).shape.static_dims();
+    const ValueId r = b.input("r", DType::kF32, Shape::from_static(yd));
+    ValueId y = c.residual_first ? b.add(r, conv) : b.add(conv, r);
+    if (c.relu) y = b.op1(Op::kRelu, {y});
+    b.output(y, "y");
+    if (c.conv_is_output) b.output(conv, "conv");
+    Graph g = b.build();
+    const std::string what = "conv x" + dims_text(c.x) + " w" + dims_text(c.w) + " + residual" +
+                             (c.relu ? " + relu" : "") + (c.conv_is_output ? ", conv read" : "");
+    Tensor residual = random_f32(rng, yd);
+    residual.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();  // NaN goes through
+    expect_matches_reference(g, {random_f32(rng, c.x), residual}, what);
+    infer_shapes(g);
+    static codegen::JitCompiler jit;
+    const cpu::FusedProgram program(g, jit);
+    // The epilogue is the conv kernel's where the packed GEMM runs it (AVX-512), else a kernel.
+    const int epilogue_kernels = cpu::PackedWeights::available() && !c.conv_is_output ? 0 : 1;
+    EXPECT_EQ(program.stats().fused_kernels, epilogue_kernels) << what;
   }
 }
 

@@ -36,4 +36,10 @@ std::unique_ptr<AnchorKernel> make_gemm_kernel(const Graph& g, const Node& n);
 std::unique_ptr<AnchorKernel> make_attention_kernel(const Graph& g, const Node& n);
 std::unique_ptr<AnchorKernel> make_max_pool_kernel(const Graph& g, const Node& n);
 
+// Conv `n` with its epilogue in the GEMM's last store: + a residual of the conv output's shape
+// (run()'s inputs[3]; inputs[2] is the bias or null), then Relu. nullptr unless the conv runs on
+// the packed GEMM (conv_kernel.cpp); the caller then runs the epilogue as a kernel of its own.
+std::unique_ptr<AnchorKernel> make_conv_epilogue_kernel(const Graph& g, const Node& n,
+                                                        bool residual, bool relu);
+
 }  // namespace gf::cpu

@@ -55,6 +55,14 @@ class ConvKernel final : public AnchorKernel {
       packed_.emplace_back(weights + g * group_filters_ * col_rows_, group_filters_, col_rows_);
   }
 
+  // Whether the packed GEMM runs this conv (and so can take an epilogue).
+  bool packed() const { return !packed_.empty(); }
+  // Y = relu?(conv + residual?) in the GEMM's last store; the residual is run()'s inputs[3].
+  void set_epilogue(bool residual, bool relu) {
+    residual_ = residual;
+    relu_ = relu;
+  }
+
   bool fits_blas() const {
     const int64_t max = blas_int_max();
     return col_rows_ <= max && positions_ <= max && group_filters_ <= max;
@@ -70,6 +78,7 @@ class ConvKernel final : public AnchorKernel {
     const auto* x = static_cast<const float*>(inputs[0]);
     const auto* wt = static_cast<const float*>(inputs[1]);
     const auto* bias = inputs.size() > 2 ? static_cast<const float*>(inputs[2]) : nullptr;
+    const auto* residual = residual_ ? static_cast<const float*>(inputs[3]) : nullptr;
     auto* y = static_cast<float*>(outputs[0]);
     auto* col = static_cast<float*>(workspace);
     const int64_t image = h_.in * w_.in;
@@ -79,7 +88,13 @@ class ConvKernel final : public AnchorKernel {
         float* y_ng = y + (n * filters_ + g * group_filters_) * positions_;
         const float* bias_g = bias != nullptr ? bias + g * group_filters_ : nullptr;
         if (!packed_.empty()) {
-          packed_gemm(packed_[static_cast<size_t>(g)], x_ng, bias_g, y_ng);
+          GemmEpilogue epilogue;
+          epilogue.relu = relu_;
+          if (residual != nullptr) {
+            epilogue.residual = residual + (n * filters_ + g * group_filters_) * positions_;
+            epilogue.ldr = positions_;
+          }
+          packed_gemm(packed_[static_cast<size_t>(g)], x_ng, bias_g, y_ng, epilogue);
           continue;
         }
         if (!direct_) im2col(x_ng, col);
@@ -114,15 +129,18 @@ class ConvKernel final : public AnchorKernel {
   }
 
   // y = packed w * (x's windows, or x itself for a direct conv) + bias, one tile per thread.
-  void packed_gemm(const PackedWeights& w, const float* x, const float* bias, float* y) const {
+  void packed_gemm(const PackedWeights& w, const float* x, const float* bias, float* y,
+                   const GemmEpilogue& epilogue) const {
 #pragma omp parallel if (threaded())
     {
       const Tile t = thread_tile();
       if (!t.empty()) {
         if (direct_) {
-          w.multiply(DenseColumns(x, positions_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
+          w.multiply(DenseColumns(x, positions_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1,
+                     epilogue);
         } else {
-          w.multiply(ConvColumns(x, h_, w_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1);
+          w.multiply(ConvColumns(x, h_, w_), bias, y, positions_, t.m0, t.m1, t.n0, t.n1,
+                     epilogue);
         }
       }
     }
@@ -189,12 +207,15 @@ class ConvKernel final : public AnchorKernel {
   Axis h_, w_;
   int64_t group_channels_ = 0, group_filters_ = 0, col_rows_ = 0, positions_ = 0;
   bool direct_ = false;
+  bool residual_ = false, relu_ = false;
   std::vector<PackedWeights> packed_;  // per group; empty: sgemm on the weights as given
 };
 
 }  // namespace
 
-std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
+namespace {
+
+std::unique_ptr<ConvKernel> conv_kernel(const Graph& g, const Node& n) {
   const std::vector<int64_t> xd = g.value(n.inputs[0]).type.shape.static_dims();
   const std::vector<int64_t> wd = g.value(n.inputs[1]).type.shape.static_dims();
   const size_t spatial = xd.size() - 2;
@@ -213,6 +234,20 @@ std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
   auto k = std::make_unique<ConvKernel>(xd[0], xd[1], wd[0], n.attrs.get_int("group", 1), h, w);
   if (!k->fits_blas()) return nullptr;
   if (const Value& wv = g.value(n.inputs[1]); wv.is_constant()) k->pack(wv.constant.data<float>());
+  return k;
+}
+
+}  // namespace
+
+std::unique_ptr<AnchorKernel> make_conv_kernel(const Graph& g, const Node& n) {
+  return conv_kernel(g, n);
+}
+
+std::unique_ptr<AnchorKernel> make_conv_epilogue_kernel(const Graph& g, const Node& n,
+                                                        bool residual, bool relu) {
+  std::unique_ptr<ConvKernel> k = conv_kernel(g, n);
+  if (!k || !k->packed()) return nullptr;
+  k->set_epilogue(residual, relu);
   return k;
 }
 

@@ -25,7 +25,17 @@ struct FusedProgram::Step {
   codegen::JitLibrary::KernelFn fn = nullptr;
   std::unique_ptr<AnchorKernel> anchor;  // kAnchor
   int workspace_slot = -1;               // kAnchor: index into memory_.offsets, -1 if none
+  // kAnchor with a fused epilogue: the kernel's inputs and outputs (else the node's).
+  std::vector<ValueId> anchor_inputs, anchor_outputs;
 };
+
+namespace {
+
+bool same_type(const Value& a, const Value& b) {
+  return a.type.dtype == b.type.dtype && a.type.shape.static_dims() == b.type.shape.static_dims();
+}
+
+}  // namespace
 
 // Arenas of finished runs, kept for the next ones: a fresh allocation per run costs page faults
 // over the whole arena (large blocks go back to the OS on free). Each run holds its own arena,
@@ -101,6 +111,52 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
     steps_.push_back(std::move(s));
     ++stats_.anchor_steps;
   };
+  // A Conv group whose epilogue is an Add of a residual of the conv's type, a Relu, or the Add
+  // then the Relu, with the last of them the group's only output: the conv kernel applies it as
+  // it stores (one pass over Y less). False where the group is another shape or the conv does
+  // not run on the packed GEMM.
+  auto conv_epilogue_step = [&](const fusion::Group& group) {
+    const Node& conv = graph_.node(group.anchor);
+    if (conv.op != Op::kConv || group.outputs.size() != 1) return false;
+    if (graph_.value(conv.outputs[0]).type.dtype != DType::kF32) return false;
+    std::vector<NodeId> rest;
+    for (NodeId id : group.nodes)
+      if (id != group.anchor) rest.push_back(id);
+    ValueId current = conv.outputs[0], residual = kNoValue;
+    bool relu = false;
+    for (NodeId id : rest) {  // in order: Add, then Relu, with Identity anywhere
+      const Node& n = graph_.node(id);
+      if (n.inputs.empty() || n.outputs.size() != 1) return false;
+      if (n.op == Op::kAdd && residual == kNoValue && !relu) {
+        if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) return false;
+        if (n.inputs[0] == current) residual = n.inputs[1];
+        if (n.inputs[1] == current) residual = n.inputs[0];
+        if (residual == kNoValue || !same_type(graph_.value(residual), graph_.value(current)) ||
+            !same_type(graph_.value(n.outputs[0]), graph_.value(current)))
+          return false;
+      } else if (n.op == Op::kRelu && !relu && n.inputs[0] == current) {
+        relu = true;
+      } else if (n.op != Op::kIdentity || n.inputs[0] != current) {
+        return false;
+      }
+      current = n.outputs[0];
+    }
+    if ((residual == kNoValue && !relu) || group.outputs[0] != current) return false;
+    std::unique_ptr<AnchorKernel> anchor =
+        make_conv_epilogue_kernel(graph_, conv, residual != kNoValue, relu);
+    if (!anchor) return false;
+    Step s;
+    s.kind = Step::Kind::kAnchor;
+    s.node = group.anchor;
+    s.anchor = std::move(anchor);
+    s.anchor_inputs = conv.inputs;
+    s.anchor_inputs.resize(3, kNoValue);  // x, w, bias (or none)
+    s.anchor_inputs.push_back(residual);
+    s.anchor_outputs = {current};
+    steps_.push_back(std::move(s));
+    ++stats_.anchor_steps;
+    return true;
+  };
   auto fallback = [&](const std::vector<NodeId>& nodes, const Error& why) {
     for (NodeId id : nodes) anchor_step(id);  // an anchor kernel where one exists (MaxPool)
     stats_.fallback_nodes += static_cast<int>(nodes.size());
@@ -139,7 +195,8 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
       case fusion::GroupKind::kGemm:
       case fusion::GroupKind::kAttention: {
         // An anchor kernel (BLAS on the buffers) or the reference kernel for the anchor, a
-        // generated kernel for the rest.
+        // generated kernel for the rest; or a conv that takes its epilogue itself.
+        if (conv_epilogue_step(group)) break;
         anchor_step(group.anchor);
         std::vector<NodeId> epilogue;
         for (NodeId id : group.nodes)
@@ -174,6 +231,9 @@ FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std:
     if (s.kind == Step::Kind::kKernel) {
       for (size_t b = 0; b < s.buffer_values.size(); ++b)
         (s.buffer_is_output[b] ? buffers[i].writes : buffers[i].reads).push_back(s.buffer_values[b]);
+    } else if (!s.anchor_outputs.empty()) {
+      buffers[i].writes = s.anchor_outputs;
+      buffers[i].reads = s.anchor_inputs;
     } else {
       buffers[i].writes = graph_.node(s.node).outputs;
       buffers[i].reads = graph_.node(s.node).inputs;
@@ -254,9 +314,11 @@ std::vector<Tensor> FusedProgram::run(std::span<const Tensor> inputs) const {
       const Node& n = graph_.node(s.node);
       anchor_in.clear();
       anchor_out.clear();
-      for (ValueId v : n.inputs)
+      const bool fused = !s.anchor_outputs.empty();
+      for (ValueId v : fused ? s.anchor_inputs : n.inputs)
         anchor_in.push_back(v == kNoValue ? nullptr : ptr[static_cast<size_t>(v)]);
-      for (ValueId v : n.outputs) anchor_out.push_back(ptr[static_cast<size_t>(v)]);
+      for (ValueId v : fused ? s.anchor_outputs : n.outputs)
+        anchor_out.push_back(ptr[static_cast<size_t>(v)]);
       void* workspace = nullptr;
       if (s.workspace_slot >= 0)
         workspace = static_cast<char*>(arena) + memory_.offsets[static_cast<size_t>(s.workspace_slot)];

@@ -38,7 +38,7 @@ __attribute__((target("avx512f"))) __mmask16 column_mask(int64_t cols, int64_t h
 template <int kUsed>
 __attribute__((target("avx512f"))) void tile(const float* panel, int64_t depth, const float* bp,
                                              bool first, const float* bias, float* y, int64_t ldy,
-                                             int64_t rows, int64_t cols) {
+                                             int64_t rows, int64_t cols, const GemmEpilogue* last) {
   __mmask16 mask[kUsed];
 #pragma GCC unroll 3
   for (int v = 0; v < kUsed; ++v) mask[v] = column_mask(cols, v);
@@ -67,6 +67,23 @@ __attribute__((target("avx512f"))) void tile(const float* panel, int64_t depth, 
       const __m512 ar = _mm512_set1_ps(a[r]);
 #pragma GCC unroll 3
       for (int v = 0; v < kUsed; ++v) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+    }
+  }
+  if (last != nullptr) {  // the last depth block: the epilogue on the final sums
+    const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int64_t r = 0; r < kRows; ++r) {
+      if (r >= rows) break;
+#pragma GCC unroll 3
+      for (int v = 0; v < kUsed; ++v) {
+        if (last->residual != nullptr) {
+          acc[r][v] = _mm512_add_ps(
+              acc[r][v], _mm512_maskz_loadu_ps(mask[v], last->residual + r * last->ldr + 16 * v));
+        }
+        // max(0, x) returns x for x NaN or -0: x < 0 ? 0 : x. (The zero-masked form: GCC 12
+        // warns about the unmasked one's undefined pass-through.)
+        if (last->relu) acc[r][v] = _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), zero, acc[r][v]);
+      }
     }
   }
 #pragma GCC unroll 8
@@ -116,7 +133,8 @@ const float* PackedWeights::panel(int64_t row, int64_t k0) const {
 }
 
 void PackedWeights::multiply(const ColumnSource& b, const float* bias, float* y, int64_t ldy,
-                             int64_t m0, int64_t m1, int64_t n0, int64_t n1) const {
+                             int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                             const GemmEpilogue& epilogue) const {
   GF_ASSERT(m0 % kRows == 0 && m1 <= m_);
   // This thread's packed B blocks, kept for its later calls.
   thread_local std::unique_ptr<float[], decltype(&std::free)> blocks(
@@ -134,11 +152,16 @@ void PackedWeights::multiply(const ColumnSource& b, const float* bias, float* y,
         const float* rows = panel(row, k0);
         for (int64_t col = group; col < group_end; col += kCols) {
           const int64_t cols = std::min(kCols, group_end - col);
+          GemmEpilogue tile_epilogue = epilogue;
+          if (tile_epilogue.residual != nullptr)
+            tile_epilogue.residual += row * tile_epilogue.ldr + col;
+          const bool last = k0 + depth >= k_ && !epilogue.empty();
           (cols > 32   ? tile<3>
            : cols > 16 ? tile<2>
                        : tile<1>)(rows, depth, blocks.get() + (col - group) * kDepth, k0 == 0,
                                   bias != nullptr ? bias + row : nullptr, y + row * ldy + col, ldy,
-                                  std::min(kRows, m1 - row), cols);
+                                  std::min(kRows, m1 - row), cols,
+                                  last ? &tile_epilogue : nullptr);
         }
       }
     }

@@ -32,6 +32,16 @@ class DenseColumns final : public ColumnSource {
   int64_t ldb_;
 };
 
+// Applied to Y's values as they are stored for the last time: + residual (same layout as Y, with
+// leading dimension ldr), then max(0, .) (NaN and -0 kept, as the generated Relu does). The bits
+// are those of a separate pass over the stored Y.
+struct GemmEpilogue {
+  const float* residual = nullptr;
+  int64_t ldr = 0;
+  bool relu = false;
+  bool empty() const { return residual == nullptr && !relu; }
+};
+
 class PackedWeights {
  public:
   static constexpr int64_t kPanelRows = 8;
@@ -47,7 +57,7 @@ class PackedWeights {
   // row-major with leading dimension ldy. m0 must be a multiple of kPanelRows. Single-threaded:
   // callers split the rows or columns across threads.
   void multiply(const ColumnSource& b, const float* bias, float* y, int64_t ldy, int64_t m0,
-                int64_t m1, int64_t n0, int64_t n1) const;
+                int64_t m1, int64_t n0, int64_t n1, const GemmEpilogue& epilogue = {}) const;
 
   int64_t rows() const { return m_; }
 
