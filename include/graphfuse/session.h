@@ -92,6 +92,7 @@ struct SessionStats {
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
   int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
   int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
+  std::vector<std::string> fallback_reasons;  // why, one line per fallback
   uint64_t arena_bytes = 0;        // its arena (device memory for CUDA)
   uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
   int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly

@@ -102,6 +102,7 @@ void CompiledProgram::record(SessionStats& stats) const {
     stats.fused_kernels = s.fused_kernels;
     stats.reference_steps = s.reference_steps;
     stats.fallback_nodes = s.fallback_nodes;
+    stats.fallback_reasons = s.fallback_reasons;
     stats.arena_bytes = s.arena_bytes;
     stats.arena_lower_bound = s.arena_lower_bound;
     return;
@@ -112,6 +113,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.library_calls = s.library_calls;
   stats.reference_steps = s.host_steps;
   stats.fallback_nodes = s.fallback_nodes;
+  stats.fallback_reasons = s.fallback_reasons;
   stats.arena_bytes = s.arena_bytes;
   stats.arena_lower_bound = s.arena_lower_bound;
   stats.graph_nodes = s.graph_nodes;

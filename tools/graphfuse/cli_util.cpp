@@ -126,6 +126,12 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+std::string json_strings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + json_string(v[i]);
+  return out + "]";
+}
+
 std::string json_dims(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);

@@ -39,6 +39,8 @@ Tensor random_tensor(const TensorType& type, uint32_t seed);
 
 // A JSON string literal.
 std::string json_string(const std::string& s);
+// A JSON array of strings.
+std::string json_strings(const std::vector<std::string>& v);
 std::string json_dims(const std::vector<int64_t>& dims);
 
 // Writes `text` to `path`; kIoError naming it on failure.

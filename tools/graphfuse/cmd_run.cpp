@@ -137,6 +137,7 @@ int run_model(const RunOptions& o) {
                               ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
                               ", \"reference_steps\": " + std::to_string(st.reference_steps) +
                               ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) +
+                              ", \"fallback_reasons\": " + json_strings(st.fallback_reasons) +
                               ", \"programs_compiled\": " + std::to_string(st.programs_compiled) +
                               ", \"program_cache_hits\": " + std::to_string(st.program_cache_hits) +
                               ", \"program_cache_misses\": " + std::to_string(st.program_cache_misses) +
