@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -50,6 +51,20 @@ const CudaDriverApi& cuda_driver();
 
 // Throws kDeviceError "<call> failed: CUDA_ERROR_... (description)" unless `result` is success.
 void check_cu(CUresult result, const std::string& call);
+
+// A kernel node's parameters for a 1-D launch of `fn` (every graph node graphfuse adds is one).
+inline CUDA_KERNEL_NODE_PARAMS kernel_node_params(CUfunction fn, uint32_t grid, uint32_t block,
+                                                  uint32_t shared_bytes, void** params) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = fn;
+  p.gridDimX = grid;
+  p.gridDimY = p.gridDimZ = 1;
+  p.blockDimX = block;
+  p.blockDimY = p.blockDimZ = 1;
+  p.sharedMemBytes = shared_bytes;
+  p.kernelParams = params;
+  return p;
+}
 
 // A cubin loaded into the current context; unloaded on destruction, which must happen while
 // that context lives. Functions taken from it are valid while it lives.

@@ -28,18 +28,6 @@ void check_rt(cudaError_t e, const std::string& call) {
   }
 }
 
-CUDA_KERNEL_NODE_PARAMS kernel_node(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared,
-                                    void** params) {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  p.func = fn;
-  p.gridDimX = grid;
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = block;
-  p.blockDimY = p.blockDimZ = 1;
-  p.sharedMemBytes = shared;
-  p.kernelParams = params;
-  return p;
-}
 
 // The commands in order: gf_bind_in, the steps, gf_bind_out; per command, the earlier ones it
 // waits for. Every step waits at least for gf_bind_in and gf_bind_out waits for every step
@@ -150,7 +138,7 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
       CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
       void* params[] = {&table};
       CUDA_KERNEL_NODE_PARAMS kp =
-          kernel_node(s.fn, l.grid, l.block, l.dynamic_shared_bytes, params);
+          kernel_node_params(s.fn, l.grid, l.block, l.dynamic_shared_bytes, params);
       CUgraphNode node = nullptr;
       check_cu(cu.cuGraphAddKernelNode(&node, graph, wait.data(), wait.size(), &kp),
                "cuGraphAddKernelNode (" + s.label + ")");
@@ -191,7 +179,7 @@ CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
   BindInParams in = bindings.in_params(addresses);
   auto args = in.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
-      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
+      kernel_node_params(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
   CUgraphNode node = nullptr;
   check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps, num_deps, &p),
            "cuGraphAddKernelNode (binding the inputs of '" + g.name + "')");
@@ -204,7 +192,7 @@ CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, co
   BindOutParams out = bindings.out_params();
   auto args = out.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
-      kernel_node(bindings.bind_out(), bindings.grid(), bindings.block(), 0, args.data());
+      kernel_node_params(bindings.bind_out(), bindings.grid(), bindings.block(), 0, args.data());
   CUgraphNode node = nullptr;
   check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
            "cuGraphAddKernelNode (binding the outputs of '" + g.name + "')");
@@ -274,7 +262,7 @@ void rebind_segment(CUgraphExec exec, const ProgramSegment& segment,
   BindInParams in = bindings.in_params(addresses);
   auto args = in.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
-      kernel_node(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
+      kernel_node_params(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
   if (segment.child == nullptr) {
     check_cu(cu.cuGraphExecKernelNodeSetParams(exec, segment.binding_node, &p),
              "cuGraphExecKernelNodeSetParams (binding new buffers)");

@@ -42,14 +42,7 @@ GraphSegment populate_kernels(CUgraph graph, const CUgraphNode* caller_deps, siz
     if (k.grid == 0) continue;
     CUdeviceptr table = k.table;
     void* params[] = {&table};
-    CUDA_KERNEL_NODE_PARAMS p{};
-    p.func = k.fn;
-    p.gridDimX = k.grid;
-    p.gridDimY = p.gridDimZ = 1;
-    p.blockDimX = k.block;
-    p.blockDimY = p.blockDimZ = 1;
-    p.sharedMemBytes = k.shared_bytes;
-    p.kernelParams = params;
+    CUDA_KERNEL_NODE_PARAMS p = kernel_node_params(k.fn, k.grid, k.block, k.shared_bytes, params);
     check_cu(cu.cuGraphAddKernelNode(&seg.nodes[i], graph, deps.data(), deps.size(), &p),
              "cuGraphAddKernelNode");
     if (!has_inner_dep) seg.entry.push_back(seg.nodes[i]);
