@@ -54,13 +54,7 @@ const ControlKernels& control_kernels() {
 
 CUgraphNode add_kernel(CUgraph graph, const std::vector<CUgraphNode>& deps, CUfunction fn,
                        uint32_t grid, uint32_t block, void** params, const std::string& what) {
-  CUDA_KERNEL_NODE_PARAMS p{};
-  p.func = fn;
-  p.gridDimX = grid;
-  p.gridDimY = p.gridDimZ = 1;
-  p.blockDimX = block;
-  p.blockDimY = p.blockDimZ = 1;
-  p.kernelParams = params;
+  CUDA_KERNEL_NODE_PARAMS p = kernel_node_params(fn, grid, block, 0, params);
   CUgraphNode node = nullptr;
   check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
            "cuGraphAddKernelNode (" + what + ")");
@@ -155,8 +149,8 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
     if (c.binding < 0 && c.src == c.dst) continue;
     copies.push_back(c);
   }
-  // The copies and the iteration count live as long as the program (so as the caller's graph
-  // may use them); each loop added has its own.
+  // The copies and the iteration count live as long as the program (so the caller's graph may
+  // use them); each loop added has its own.
   DeviceBuffer control(copies.size() * sizeof(LoopCopy) + sizeof(uint32_t), "a loop's state");
   if (!copies.empty()) {
     check_cu(cuda_driver().cuMemcpyHtoD(control.ptr(), copies.data(),
@@ -165,7 +159,6 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
   }
   CUdeviceptr copy_list = control.ptr();
   CUdeviceptr iterations = control.ptr() + copies.size() * sizeof(LoopCopy);
-  st.control_buffers.push_back(std::move(control));
 
   const size_t before = node_count(graph);
   ProgramSegment seg;
@@ -188,6 +181,9 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
 
   seg.exit = add_bind_out(graph, {loop_node}, g, st);
   seg.node_count = node_count(graph) - before;
+  // Kept once the loop is in the graph (moving keeps the address its nodes hold); freed here
+  // when populating failed.
+  st.control_buffers.push_back(std::move(control));
   return seg;
 }
 
