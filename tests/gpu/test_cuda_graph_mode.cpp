@@ -10,24 +10,15 @@
 #include "graphfuse/models.h"
 #include "graphfuse/session.h"
 #include "runtime/cpu/reference/interpreter.h"
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 namespace gf {
 namespace {
 
-class CudaGraphMode : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const CudaProbe probe = probe_cuda();
-    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
-  }
-};
+class CudaGraphMode : public testing::CudaDeviceTest {};
 
 Tensor normal(std::mt19937& rng, std::vector<int64_t> dims) {
-  Tensor t(DType::kF32, std::move(dims));
-  std::normal_distribution<float> d;
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
+  return testing::normal_f32(rng, std::move(dims));
 }
 
 void expect_bitwise_equal(const Tensor& a, const Tensor& b) {

@@ -12,26 +12,17 @@
 #include "graphfuse/builder.h"
 #include "graphfuse/cuda_graph.h"
 #include "graphfuse/session.h"
-#include "test_util.h"
+#include "gpu_test_util.h"
 
 namespace gf {
 namespace {
 
 #define CK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-class DeviceProgramTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const CudaProbe probe = probe_cuda();
-    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
-  }
-};
+class DeviceProgramTest : public testing::CudaDeviceTest {};
 
 Tensor normal(std::mt19937& rng, std::vector<int64_t> dims) {
-  Tensor t(DType::kF32, std::move(dims));
-  std::normal_distribution<float> d;
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
-  return t;
+  return testing::normal_f32(rng, std::move(dims));
 }
 
 // Two inputs, two outputs; the inputs feed cuBLASLt GEMMs directly (library calls must never

@@ -1,0 +1,29 @@
+// What GPU tests share: a fixture that skips without a CUDA device, and random f32 tensors.
+#pragma once
+
+#include <random>
+#include <vector>
+
+#include "graphfuse/device.h"
+#include "graphfuse/tensor.h"
+#include "test_util.h"
+
+namespace gf::testing {
+
+class CudaDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaProbe probe = probe_cuda();
+    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
+  }
+};
+
+// Standard normal values.
+inline Tensor normal_f32(std::mt19937& rng, std::vector<int64_t> dims) {
+  Tensor t(DType::kF32, std::move(dims));
+  std::normal_distribution<float> d;
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+}  // namespace gf::testing
