@@ -61,4 +61,23 @@ MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers) {
   return plan;
 }
 
+ArenaPieces arena_pieces(const MemoryPlan& plan, const std::vector<BufferLifetime>& buffers) {
+  std::vector<uint64_t> cuts;
+  auto end = [&](size_t i) { return plan.offsets[i] + std::max<uint64_t>(buffers[i].bytes, 1); };
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    cuts.push_back(plan.offsets[i]);
+    cuts.push_back(end(i));
+  }
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  auto piece = [&](uint64_t at) {
+    return static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
+  };
+  ArenaPieces out;
+  for (size_t i = 0; i < buffers.size(); ++i)
+    out.of_buffer.emplace_back(piece(plan.offsets[i]), piece(end(i)));
+  out.count = static_cast<int>(cuts.size());
+  return out;
+}
+
 }  // namespace gf

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace gf {
@@ -25,5 +26,15 @@ inline constexpr uint64_t kArenaAlignment = 256;  // cudaMalloc's alignment; eno
 // Greedy by size: the largest buffers are placed first, each at the lowest offset that does not
 // overlap a placed buffer whose lifetime intersects its own.
 MemoryPlan plan_memory(const std::vector<BufferLifetime>& buffers);
+
+// The arena cut at every buffer's start and end into pieces: per buffer, the [first, last)
+// indices of the pieces it covers (an empty buffer covers one byte), and the number of cuts.
+// Buffers placed on the same bytes at different times share pieces, so ordering the uses of
+// each piece orders every reuse of memory (the CUDA graph's edges).
+struct ArenaPieces {
+  std::vector<std::pair<int, int>> of_buffer;
+  int count = 0;
+};
+ArenaPieces arena_pieces(const MemoryPlan& plan, const std::vector<BufferLifetime>& buffers);
 
 }  // namespace gf

@@ -65,5 +65,40 @@ TEST(MemoryPlan, RandomLifetimesNeverOverlap) {
   }
 }
 
+TEST(MemoryPlan, ArenaPiecesAreSharedExactlyByBuffersThatShareBytes) {
+  // Hand-placed: a [0, 512), b [256, 768) (overlaps a's second half), c [1024, 1024 + 0 bytes).
+  MemoryPlan plan;
+  plan.offsets = {0, 256, 1024};
+  const std::vector<BufferLifetime> buffers = {{512, 0, 1}, {512, 2, 3}, {0, 4, 4}};
+  const ArenaPieces p = arena_pieces(plan, buffers);
+  // Cuts: 0, 256, 512, 768, 1024, 1025.
+  EXPECT_EQ(p.count, 6);
+  ASSERT_EQ(p.of_buffer.size(), 3u);
+  EXPECT_EQ(p.of_buffer[0], (std::pair<int, int>{0, 2}));  // [0,256) [256,512)
+  EXPECT_EQ(p.of_buffer[1], (std::pair<int, int>{1, 3}));  // [256,512) [512,768): shares piece 1
+  EXPECT_EQ(p.of_buffer[2], (std::pair<int, int>{4, 5}));  // an empty buffer covers one byte
+}
+
+TEST(MemoryPlan, PlannedBuffersOverlapInBytesIffTheyShareAPiece) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> step(0, 30), bytes(0, 5000);
+  std::vector<BufferLifetime> buffers;
+  for (int i = 0; i < 60; ++i) {
+    const int first = step(rng);
+    buffers.push_back({static_cast<uint64_t>(bytes(rng)), first, first + step(rng) / 4});
+  }
+  const MemoryPlan plan = plan_memory(buffers);
+  const ArenaPieces p = arena_pieces(plan, buffers);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      auto end = [&](size_t k) { return plan.offsets[k] + std::max<uint64_t>(buffers[k].bytes, 1); };
+      const bool bytes_overlap = plan.offsets[i] < end(j) && plan.offsets[j] < end(i);
+      const bool pieces_overlap = p.of_buffer[i].first < p.of_buffer[j].second &&
+                                  p.of_buffer[j].first < p.of_buffer[i].second;
+      EXPECT_EQ(bytes_overlap, pieces_overlap) << "buffers " << i << " and " << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gf

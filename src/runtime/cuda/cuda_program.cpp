@@ -44,27 +44,6 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
   return *cubins[next];
 }
 
-// Cuts the arena at every slot's start and end; each slot covers a run of the pieces.
-void cut_arena(const MemoryPlan& plan, const std::vector<BufferLifetime>& buffers,
-               CudaProgramState& st) {
-  std::vector<uint64_t> cuts;
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    cuts.push_back(plan.offsets[i]);
-    cuts.push_back(plan.offsets[i] + std::max<uint64_t>(buffers[i].bytes, 1));
-  }
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  auto piece = [&](uint64_t at) {
-    return static_cast<int>(std::lower_bound(cuts.begin(), cuts.end(), at) - cuts.begin());
-  };
-  st.slot_pieces.clear();
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    st.slot_pieces.emplace_back(
-        piece(plan.offsets[i]), piece(plan.offsets[i] + std::max<uint64_t>(buffers[i].bytes, 1)));
-  }
-  st.arena_pieces = static_cast<int>(cuts.size());
-}
-
 void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared, CUstream stream,
                    void** params, const std::string& what) {
   check_cu(cuda_driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, stream, params,
@@ -135,7 +114,9 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
       step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
   st.memory = plan_memory(lifetimes.buffers);
   st.slot_of_value = std::move(lifetimes.slot_of_value);
-  cut_arena(st.memory, lifetimes.buffers, st);
+  ArenaPieces pieces = arena_pieces(st.memory, lifetimes.buffers);
+  st.slot_pieces = std::move(pieces.of_buffer);
+  st.arena_pieces = pieces.count;
   const std::string what = "'" + graph_.name + "'";
   st.arena = DeviceBuffer(st.memory.arena_bytes, "the arena of " + what);
 

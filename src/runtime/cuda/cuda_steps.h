@@ -68,9 +68,8 @@ struct CudaProgramState {
   std::vector<std::unique_ptr<CudaModule>> modules;
   MemoryPlan memory;
   std::vector<int> slot_of_value;
-  // Per arena slot, the pieces of the arena it covers, as [first, last) indices of the pieces
-  // that all slots' boundaries cut the arena into. Slots placed on the same bytes at different
-  // times share pieces, and a graph's edges order the uses of each piece.
+  // Per arena slot, the pieces of the arena it covers (arena_pieces in memory_plan.h): a graph's
+  // edges order the uses of each piece.
   std::vector<std::pair<int, int>> slot_pieces;
   int arena_pieces = 0;
   DeviceBuffer arena;
