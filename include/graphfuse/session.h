@@ -49,9 +49,9 @@ struct SessionOptions {
   // used first out).
   int max_cached_programs = 8;
   // Bound on the bytes the kept programs hold together (0: no bound), kept by dropping the least
-  // recently used. A program's bytes: on CUDA its device memory (arena, weights and library
-  // workspace, each program has its own copy); on the CPU its host arena (constants are left
-  // out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
+  // recently used. A program's bytes: on CUDA its arena and library workspace (the weights are
+  // left out: the session's programs share one device copy of each); on the CPU its host arena
+  // (constants are left out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
   // kept. The bound can be passed for a moment: a program being compiled counts once it is
   // kept, and a dropped program that a concurrent run is using is freed when that run ends.
   uint64_t max_cached_program_bytes = 0;
@@ -68,6 +68,11 @@ struct SessionOptions {
   // over concurrent runs; 0 means the machine's physical memory. A run that would pass it fails
   // with kOutOfMemory before allocating, and the session stays usable.
   uint64_t host_memory_limit_bytes = 0;
+  // Cap on the device memory this session's CUDA programs hold together (arenas, weights,
+  // library workspaces, pointer tables; the libraries' own handles are not counted); 0: none
+  // but the device's. Compiling a program that would pass it fails with kOutOfMemory naming what
+  // it tried to allocate; the programs already compiled keep running.
+  uint64_t device_memory_limit_bytes = 0;
 };
 
 namespace ref {
@@ -114,6 +119,9 @@ class Session {
   // Bytes of intermediates held now / at most so far, over all runs of this session.
   uint64_t host_bytes_in_use() const;
   uint64_t host_bytes_peak() const;
+  // Device bytes the session's CUDA programs hold now (arenas, weights, workspaces, tables; 0 on
+  // the CPU): what device_memory_limit_bytes caps.
+  uint64_t device_bytes_in_use() const;
   SessionStats stats() const;
 
  private:

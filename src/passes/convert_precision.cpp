@@ -1,5 +1,6 @@
 #include "passes/convert_precision.h"
 
+#include <algorithm>
 #include <string>
 
 #include "graphfuse/error.h"
@@ -21,10 +22,31 @@ Tensor convert_tensor(const Tensor& t, DType target) {
   return out;
 }
 
+}  // namespace
+
+Tensor ConvertedConstants::convert(const Tensor& t, DType target) {
+  const std::shared_ptr<void>& source = t.storage();
+  if (!source) return convert_tensor(t, target);
+  std::lock_guard lock(mutex_);
+  const auto key = std::make_tuple(t.raw(), t.nbytes(), target);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    std::shared_ptr<void> result = it->second.result.lock();
+    if (result && !it->second.source.expired())
+      return Tensor::wrap(target, t.dims(), std::move(result), it->second.result_data);
+    entries_.erase(it);
+  }
+  std::erase_if(entries_, [](const auto& e) { return e.second.source.expired() || e.second.result.expired(); });
+  Tensor converted = convert_tensor(t, target);
+  entries_[key] = Entry{source, converted.storage(), converted.raw()};
+  return converted;
+}
+
+namespace {
+
 class Converter {
  public:
-  Converter(const Graph& g, DType target)
-      : g_(g), target_(target), same_(g.num_values(), kNoValue), low_(g.num_values(), kNoValue),
+  Converter(const Graph& g, DType target, ConvertedConstants* memo)
+      : g_(g), target_(target), memo_(memo), same_(g.num_values(), kNoValue), low_(g.num_values(), kNoValue),
         is_output_(g.num_values(), false) {
     for (ValueId v : g.outputs()) is_output_[static_cast<size_t>(v)] = true;
   }
@@ -63,7 +85,8 @@ class Converter {
     if (l != kNoValue) return l;
     const Value& val = g_.value(v);
     if (val.is_constant()) {
-      return l = out_.add_constant(out_.unique_value_name(val.name + suffix()), convert_tensor(val.constant, target_));
+      const Tensor low = memo_ ? memo_->convert(val.constant, target_) : convert_tensor(val.constant, target_);
+      return l = out_.add_constant(out_.unique_value_name(val.name + suffix()), low);
     }
     const NodeId cast = out_.add_node(Op::kCast, out_.unique_node_name(val.name + "/to" + suffix()),
                                       {get_same(v)}, {out_.unique_value_name(val.name + suffix())},
@@ -99,6 +122,7 @@ class Converter {
 
   const Graph& g_;
   DType target_;
+  ConvertedConstants* memo_;
   Graph out_;
   std::vector<ValueId> same_, low_;
   std::vector<bool> is_output_;
@@ -128,13 +152,13 @@ bool keeps_f32(const Node& node) {
   }
 }
 
-int convert_precision(Graph& g, DType target) {
+int convert_precision(Graph& g, DType target, ConvertedConstants* memo) {
   if (target != DType::kF16 && target != DType::kBF16) {
     throw Error(ErrorCode::kInvalidArgument,
                 "convert_precision: target must be f16 or bf16, got " + std::string(dtype_name(target)));
   }
   int converted = 0;
-  g = Converter(g, target).run(converted);
+  g = Converter(g, target, memo).run(converted);
   return converted;
 }
 

@@ -11,16 +11,39 @@
 // converted: their kernels accumulate in f32 whatever the storage type.
 #pragma once
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
 #include "graphfuse/graph.h"
 
 namespace gf {
+
+// Constants already converted, by their host bytes: the programs a session compiles for
+// different input shapes then share one converted copy of each weight (and its device copy,
+// which is keyed by host bytes too). An entry lives while both its source and its result are
+// held elsewhere. Thread-safe.
+class ConvertedConstants {
+ public:
+  Tensor convert(const Tensor& t, DType target);
+
+ private:
+  struct Entry {
+    std::weak_ptr<void> source;  // while it lives, the key's address is still its bytes
+    std::weak_ptr<void> result;
+    void* result_data = nullptr;
+  };
+  std::mutex mutex_;
+  std::map<std::tuple<const void*, size_t, DType>, Entry> entries_;
+};
 
 // Ops convert_precision leaves in f32.
 bool keeps_f32(const Node& node);
 
 // `target` is kF16 or kBF16 (kInvalidArgument otherwise). Rebuilds `g` (names kept; converted
 // constants and boundary Casts get new names) and re-infers its types. Returns the number of
-// nodes that now compute in `target`.
-int convert_precision(Graph& g, DType target);
+// nodes that now compute in `target`. Constants are converted through `memo` when given.
+int convert_precision(Graph& g, DType target, ConvertedConstants* memo = nullptr);
 
 }  // namespace gf

@@ -46,4 +46,14 @@ ProgramCache::ProgramPtr ProgramCache::insert(const Key& key, ProgramPtr program
   return program;
 }
 
+void ProgramCache::drop_all(std::vector<ProgramPtr>& dropped) {
+  for (Entry& e : lru_) {
+    if (e.program) ++evictions_;
+    dropped.push_back(std::move(e.program));
+  }
+  lru_.clear();
+  bytes_ = 0;
+  programs_ = 0;
+}
+
 }  // namespace gf

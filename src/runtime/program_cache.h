@@ -38,6 +38,9 @@ class ProgramCache {
   ProgramPtr insert(const Key& key, ProgramPtr program, uint64_t bytes,
                     std::vector<ProgramPtr>& dropped);
 
+  // Drops every kept program (counted as evictions), e.g. to make room on the device.
+  void drop_all(std::vector<ProgramPtr>& dropped);
+
   int hits() const { return hits_; }
   int misses() const { return misses_; }
   int evictions() const { return evictions_; }

@@ -89,12 +89,14 @@ bool all_shapes_static(const Graph& g) {
 struct Session::Programs {
   Programs(const Graph& g, const SessionOptions& o)
       : cache(static_cast<size_t>(o.max_cached_programs), o.max_cached_program_bytes),
-        buckets(g, o.shape_buckets) {}
+        buckets(g, o.shape_buckets),
+        resources(o) {}
 
   std::mutex mutex;  // guards cache and stats
   ProgramCache cache;
   SessionStats stats;
   const ShapeBuckets buckets;
+  SessionResources resources;  // thread-safe itself
 };
 
 Session::Session(Graph graph, SessionOptions options)
@@ -138,10 +140,26 @@ std::shared_ptr<const CompiledProgram> Session::program_for_dims(
   }
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
   // same shape both compile (the JIT's cache makes the second one cheap); one program is kept.
-  Graph bound = specialise(graph_, dims, options_);
+  Graph bound = specialise(graph_, dims, options_, &programs.resources);
   std::shared_ptr<const CompiledProgram> program;
   if (all_shapes_static(bound)) {
-    program = std::make_shared<const CompiledProgram>(compile_program(std::move(bound), options_));
+    try {
+      program = std::make_shared<const CompiledProgram>(compile_program(bound, options_, &programs.resources));
+    } catch (const Error& e) {
+      // Out of device memory (or past the session's cap): a second try once the cached
+      // programs are dropped (their memory goes when no run holds them any more).
+      if (e.code() != ErrorCode::kOutOfMemory) throw;
+      {
+        std::vector<ProgramCache::ProgramPtr> cached;
+        {
+          std::lock_guard lock(programs.mutex);
+          if (programs.cache.programs() == 0) throw;
+          programs.cache.drop_all(cached);
+        }
+      }
+      program = std::make_shared<const CompiledProgram>(
+          compile_program(std::move(bound), options_, &programs.resources));
+    }
   }
   // Declared before the lock, so dropped programs are freed after it is released.
   std::vector<ProgramCache::ProgramPtr> dropped;
@@ -232,6 +250,7 @@ std::shared_ptr<const CompiledProgram> Session::program_for_types(
 }
 
 uint64_t Session::host_bytes_in_use() const { return budget_->in_use(); }
+uint64_t Session::device_bytes_in_use() const { return programs_->resources.device_bytes_in_use(); }
 uint64_t Session::host_bytes_peak() const { return budget_->peak(); }
 
 std::map<std::string, Tensor> Session::run_named(const std::map<std::string, Tensor>& inputs) const {

@@ -8,6 +8,7 @@
 #include "runtime/cpu/reference/interpreter.h"
 #ifdef GF_HAVE_CUDA
 #include "runtime/cuda/cuda_program.h"
+#include "runtime/cuda/session_device_memory.h"
 #endif
 
 namespace gf {
@@ -23,6 +24,21 @@ codegen::JitCompiler& process_jit() {
 
 }  // namespace
 
+SessionResources::SessionResources(const SessionOptions& options) {
+#ifdef GF_HAVE_CUDA
+  if (options.device == Device::kCuda) {
+    device_memory = std::make_shared<cuda::SessionDeviceMemory>(options.device_memory_limit_bytes);
+  }
+#endif
+}
+
+uint64_t SessionResources::device_bytes_in_use() const {
+#ifdef GF_HAVE_CUDA
+  if (device_memory) return device_memory->budget()->used();
+#endif
+  return 0;
+}
+
 Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
   std::vector<std::vector<int64_t>> dims;
   for (const Tensor& t : inputs) dims.push_back(t.dims());
@@ -30,7 +46,7 @@ Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const Sessio
 }
 
 Graph specialise(const Graph& g, const std::vector<std::vector<int64_t>>& input_dims,
-                 const SessionOptions& options) {
+                 const SessionOptions& options, SessionResources* resources) {
   Graph bound = g;
   for (size_t i = 0; i < input_dims.size(); ++i) {
     bound.value(bound.inputs()[i]).type.shape = Shape::from_static(input_dims[i]);
@@ -40,12 +56,14 @@ Graph specialise(const Graph& g, const std::vector<std::vector<int64_t>>& input_
   passes.disabled = options.disabled_passes;
   passes.dump_after = options.dump_after_pass;
   run_passes(bound, passes);
-  if (options.device == Device::kCuda && options.precision == Precision::kFp16) convert_precision(bound, DType::kF16);
-  if (options.device == Device::kCuda && options.precision == Precision::kBf16) convert_precision(bound, DType::kBF16);
+  ConvertedConstants* memo = resources ? &resources->converted : nullptr;
+  if (options.device == Device::kCuda && options.precision == Precision::kFp16) convert_precision(bound, DType::kF16, memo);
+  if (options.device == Device::kCuda && options.precision == Precision::kBf16) convert_precision(bound, DType::kBF16, memo);
   return bound;
 }
 
-CompiledProgram compile_program(Graph specialised, const SessionOptions& options) {
+CompiledProgram compile_program(Graph specialised, const SessionOptions& options,
+                                SessionResources* resources) {
   CompiledProgram p;
   if (options.device == Device::kCpu) {
     p.cpu = std::make_shared<const cpu::FusedProgram>(std::move(specialised), process_jit());
@@ -55,6 +73,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda::CudaProgramOptions cuda_options;
   cuda_options.allow_tf32 = options.precision == Precision::kTf32;
   cuda_options.use_graph = options.mode == ExecutionMode::kGraph;
+  if (resources) cuda_options.device_memory = resources->device_memory;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
 #else
@@ -81,9 +100,10 @@ uint64_t CompiledProgram::host_arena_bytes() const { return cpu ? cpu->stats().a
 uint64_t CompiledProgram::cached_bytes() const {
 #ifdef GF_HAVE_CUDA
   if (cuda) {
-    // Kernel modules and pointer tables are left out: a few KiB per program.
+    // Kernel modules and pointer tables are left out: a few KiB per program. So are the
+    // weights: the session's programs share them.
     const cuda::CudaProgramStats& s = cuda->stats();
-    return s.arena_bytes + s.weight_bytes + s.workspace_bytes;
+    return s.arena_bytes + s.workspace_bytes;
   }
 #endif
   return host_arena_bytes();

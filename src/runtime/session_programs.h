@@ -8,12 +8,25 @@
 #include <vector>
 
 #include "graphfuse/session.h"
+#include "passes/convert_precision.h"
 
 namespace gf {
 
 namespace cuda {
 class CudaProgram;
+class SessionDeviceMemory;
 }
+
+// What the programs of one session share across input shapes: constants converted to f16/bf16
+// once, and on CUDA the device copies of the weights and the device memory budget.
+struct SessionResources {
+  ConvertedConstants converted;
+  std::shared_ptr<cuda::SessionDeviceMemory> device_memory;  // CUDA sessions
+
+  explicit SessionResources(const SessionOptions& options);
+  // Device bytes the session's programs hold now (0 on the CPU).
+  uint64_t device_bytes_in_use() const;
+};
 
 // One compiled program; exactly one of the two is set.
 struct CompiledProgram {
@@ -35,12 +48,14 @@ struct CompiledProgram {
 // The graph specialised to concrete input shapes: dims bound, shapes inferred, shape subgraphs
 // and other constant work folded, the graph passes, and for CUDA sessions in fp16/bf16 the
 // precision conversion.
+// `resources` (null: none shared) memoises the precision conversion.
 Graph specialise(const Graph& g, const std::vector<std::vector<int64_t>>& input_dims,
-                 const SessionOptions& options);
+                 const SessionOptions& options, SessionResources* resources = nullptr);
 Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options);
 
-// Compiles a specialised graph with static shapes for options.device. Throws kDeviceError for
-// CUDA in a build without it.
-CompiledProgram compile_program(Graph specialised, const SessionOptions& options);
+// Compiles a specialised graph with static shapes for options.device, on `resources` (null:
+// the program's own). Throws kDeviceError for CUDA in a build without it.
+CompiledProgram compile_program(Graph specialised, const SessionOptions& options,
+                                SessionResources* resources = nullptr);
 
 }  // namespace gf

@@ -213,6 +213,84 @@ TEST_F(CudaReliability, DeviceOutOfMemoryIsAnErrorAndTheSessionRunsAfterwards) {
   EXPECT_EQ(s.stats().programs_compiled, 2);
 }
 
+// y = x @ w with a 128 MiB weight (f32[1024, 32768]): every shape's program reads it.
+Graph big_weight_graph() {
+  GraphBuilder b("big_weight");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 1024});
+  Tensor w(DType::kF32, {1024, 32768});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.001f * static_cast<float>(i % 61) - 0.03f;
+  b.output(b.matmul(x, b.constant("w", w)), "y");
+  return b.build();
+}
+
+Tensor rows(int64_t n, int64_t width) {
+  Tensor x(DType::kF32, {n, width});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.02f * static_cast<float>((i * 5 + n) % 37) - 0.3f;
+  return x;
+}
+
+// Programs for other shapes read the device copy of the weights the first one uploaded (f32
+// weights by the session graph's storage, f16 ones through the conversion memo).
+TEST_F(CudaReliability, ProgramsOfOneSessionShareTheirWeights) {
+  const Graph g = big_weight_graph();
+  constexpr uint64_t kWeightBytes = uint64_t{1024} * 32768 * 4;
+  for (const Precision p : {Precision::kFp32, Precision::kFp16}) {
+    SCOPED_TRACE(precision_name(p));
+    SessionOptions o = cuda_graph_mode();
+    o.precision = p;
+    const uint64_t weight = p == Precision::kFp32 ? kWeightBytes : kWeightBytes / 2;
+    const uint64_t start = free_bytes();
+    {
+      Session s(g, o);
+      const Session reference(g, SessionOptions{});
+      std::vector<uint64_t> in_use;
+      for (int64_t n : {4, 5, 6}) {
+        const Tensor x = rows(n, 1024);
+        testing::expect_matches(s.run({x})[0], reference.run({x})[0], p == Precision::kFp32 ? 4 : 50);
+        in_use.push_back(s.device_bytes_in_use());
+      }
+      EXPECT_EQ(s.stats().cached_programs, 3);
+      EXPECT_GE(in_use[0], weight);
+      // Each further program adds its arena and workspace (at most the 32 MiB of cuBLASLt's), not
+      // another copy of the weight.
+      EXPECT_LT(in_use[1] - in_use[0], weight / 2);
+      EXPECT_LT(in_use[2] - in_use[1], weight / 2);
+      // What the session counts is what the device lost.
+      EXPECT_LE(used_since(start), in_use[2] + 3 * kProgramOverhead);
+      EXPECT_GE(used_since(start) + kSlack, in_use[2]);
+    }
+    EXPECT_LE(used_since(start), kSlack);
+  }
+}
+
+// A session capped below two programs drops its cached ones to compile a new shape, refuses a
+// shape that does not fit alone (naming the cap), and runs afterwards.
+TEST_F(CudaReliability, DeviceMemoryLimitIsKeptAndTheSessionRunsAfterwards) {
+  const Graph g = gemm_graph();
+  uint64_t one_program = 0;
+  {
+    Session probe(g, cuda_graph_mode());
+    probe.run({gemm_input(64)});
+    one_program = probe.device_bytes_in_use();
+  }
+  ASSERT_GT(one_program, 0u);
+  SessionOptions o = cuda_graph_mode();
+  o.device_memory_limit_bytes = one_program + one_program / 2;
+  Session s(g, o);
+  for (int64_t n : {64, 65, 64}) {
+    const Tensor x = gemm_input(n);
+    testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
+    EXPECT_LE(s.device_bytes_in_use(), o.device_memory_limit_bytes);
+  }
+  EXPECT_EQ(s.stats().programs_compiled, 3);  // 64 was dropped to make room for 65
+  // 2^21 rows: an arena of 768 MiB, over the cap by itself.
+  testing::expect_error([&] { s.run({Tensor(DType::kF32, {int64_t{1} << 21, 64})}); }, ErrorCode::kOutOfMemory,
+                        {"device memory limit", std::to_string(o.device_memory_limit_bytes), "arena"});
+  EXPECT_LE(s.device_bytes_in_use(), o.device_memory_limit_bytes);
+  const Tensor x = gemm_input(66);
+  testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
+}
+
 #ifdef GF_HAVE_ONNX
 // The GPT-2 tiny export (torch.onnx, TorchScript exporter) with its recorded input_ids [2, 16].
 struct Gpt2Export {

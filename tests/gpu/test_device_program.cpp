@@ -13,6 +13,7 @@
 #include "graphfuse/cuda_graph.h"
 #include "graphfuse/session.h"
 #include "gpu_test_util.h"
+#include "runtime/cuda/cuda_program_graph.h"
 
 namespace gf {
 namespace {
@@ -376,6 +377,34 @@ TEST_F(DeviceProgramTest, IfRunsTheProgramOnlyWhenTheFlagIsSet) {
       EXPECT_EQ(got[1].data<float>()[0], 0.0f);
     }
   }
+}
+
+// A populate that fails part-way removes what it added (GraphRollback), and only that: the
+// caller's nodes and edges stay.
+TEST_F(DeviceProgramTest, RollbackRemovesOnlyTheNodesAddedSinceIt) {
+  cudaGraph_t graph = nullptr;
+  CK(cudaGraphCreate(&graph, 0));
+  cudaGraphNode_t a = nullptr, b = nullptr;
+  CK(cudaGraphAddEmptyNode(&a, graph, nullptr, 0));
+  CK(cudaGraphAddEmptyNode(&b, graph, &a, 1));
+  auto counts = [&] {
+    size_t nodes = 0, edges = 0;
+    EXPECT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+    EXPECT_EQ(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges), cudaSuccess);
+    return std::pair{nodes, edges};
+  };
+  for (const bool keep : {false, true}) {
+    {
+      cuda::GraphRollback rollback(graph);
+      cudaGraphNode_t c = nullptr, d = nullptr;
+      CK(cudaGraphAddEmptyNode(&c, graph, &b, 1));
+      CK(cudaGraphAddEmptyNode(&d, graph, &c, 1));
+      if (keep) rollback.keep();
+    }
+    const std::pair<size_t, size_t> want = keep ? std::pair{size_t{4}, size_t{3}} : std::pair{size_t{2}, size_t{1}};
+    EXPECT_EQ(counts(), want);
+  }
+  cudaGraphDestroy(graph);
 }
 
 }  // namespace

@@ -102,5 +102,34 @@ TEST(ConvertPrecision, KeepsCastsToIntegersReadingF32) {
   testing::expect_values(ref::run_graph(g, std::vector<Tensor>{in})[0], {4}, {3, 0, 20, 7});
 }
 
+// The converted weight of two graphs made from one (a session's programs for two shapes) is one
+// tensor; a memo entry goes when its result is no longer held.
+TEST(ConvertPrecision, MemoGivesGraphsOfOneSourceTheSameConvertedWeights) {
+  const Graph source = mixed_model();
+  ConvertedConstants memo;
+  auto weight_data = [](const Graph& g) {
+    for (size_t v = 0; v < g.num_values(); ++v) {
+      const Value& val = g.value(static_cast<ValueId>(v));
+      if (val.is_constant() && val.name.rfind("w/", 0) == 0) return val.constant.raw();
+    }
+    return static_cast<const void*>(nullptr);
+  };
+  Graph a = source, b = source, alone = source;
+  convert_precision(a, DType::kF16, &memo);
+  convert_precision(b, DType::kF16, &memo);
+  convert_precision(alone, DType::kF16);
+  ASSERT_NE(weight_data(a), nullptr);
+  EXPECT_EQ(weight_data(a), weight_data(b));
+  EXPECT_NE(weight_data(a), weight_data(alone));
+  // The shared weight holds the converted values (the memo is not a shortcut past them).
+  const Tensor& w = source.value(source.find_value("w")).constant;
+  const Half* low = static_cast<const Half*>(weight_data(b));
+  for (int64_t i = 0; i < w.numel(); ++i) ASSERT_EQ(float(low[i]), float(Half(w.data<float>()[i])));
+  // Another target is another entry.
+  Graph bf = source;
+  convert_precision(bf, DType::kBF16, &memo);
+  EXPECT_NE(weight_data(bf), weight_data(a));
+}
+
 }  // namespace
 }  // namespace gf

@@ -31,7 +31,7 @@ namespace gf {
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
   X(cuGraphExecKernelNodeSetParams) X(cuGraphAddChildGraphNode) X(cuGraphAddEmptyNode)        \
   X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
-  X(cuGraphExecChildGraphNodeSetParams)
+  X(cuGraphExecChildGraphNodeSetParams) X(cuGraphDestroyNode) X(cuGraphAddEventRecordNode)
 
 // Functions of CUDA 12.3 and later (conditional graph nodes), asked for in that version's form;
 // null where the driver is older, and the features that need them say so.

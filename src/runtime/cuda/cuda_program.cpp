@@ -102,6 +102,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   const CudaContext& ctx = CudaContext::get();
   split_gemm_scaling(graph_);
   CudaProgramState& st = *state_;
+  st.device_memory = options.device_memory ? options.device_memory
+                                           : std::make_shared<SessionDeviceMemory>();
   st.libraries.allow_tf32 = options.allow_tf32;
   build_cuda_steps(graph_, st, stats_, ctx.sm_count());
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
@@ -118,7 +120,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.slot_pieces = std::move(pieces.of_buffer);
   st.arena_pieces = pieces.count;
   const std::string what = "'" + graph_.name + "'";
-  st.arena = DeviceBuffer(st.memory.arena_bytes, "the arena of " + what);
+  SessionDeviceMemory& device = *st.device_memory;
+  st.arena = device.allocate(st.memory.arena_bytes, "the arena of " + what);
 
   // Weights the device steps read (through views too), once.
   std::vector<ValueId> weights;
@@ -139,8 +142,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     const ValueId root = st.storage_of[static_cast<size_t>(v)];
     if (graph_.value(root).is_constant()) weights.push_back(root);
   }
-  st.weights = DeviceWeights(graph_, weights);
-  st.workspace = DeviceBuffer(workspace, "the library workspace of " + what);
+  st.weights = DeviceWeights(graph_, weights, device);
+  st.workspace = device.allocate(workspace, "the library workspace of " + what);
 
   // Every kernel's pointer table, filled once: no address changes between runs.
   std::vector<CUdeviceptr> table;
@@ -149,7 +152,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     s.table_index = table.size();
     for (ValueId v : s.buffers) table.push_back(st.device_ptr(graph_, v));
   }
-  st.tables = DeviceBuffer(table.size() * sizeof(CUdeviceptr), "the kernel tables of " + what);
+  st.tables = device.allocate(table.size() * sizeof(CUdeviceptr), "the kernel tables of " + what);
   if (!table.empty()) {
     check_cu(cuda_driver().cuMemcpyHtoD(st.tables.ptr(), table.data(), st.tables.bytes()),
              "cuMemcpyHtoD (kernel pointer tables)");
@@ -244,8 +247,7 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     if (stream != last_stream_) {
       check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
     }
-    cuda_graph_->launch(stream);
-    check_cu(cu.cuEventRecord(st.done, stream), "cuEventRecord");
+    cuda_graph_->launch(stream);  // records st.done at its end
     last_stream_ = stream;
     return;
   }
@@ -320,7 +322,10 @@ ProgramSegment CudaProgram::populate_child(CUgraph_st* graph, CUgraphNode_st* co
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  return populate_program_child(graph, deps, num_deps, graph_, *state_, addresses);
+  GraphRollback rollback(graph);
+  ProgramSegment seg = populate_program_child(graph, deps, num_deps, graph_, *state_, addresses);
+  rollback.keep();
+  return seg;
 }
 
 ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* deps,
@@ -328,7 +333,10 @@ ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* d
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  return populate_program(graph, deps, num_deps, graph_, *state_, addresses);
+  GraphRollback rollback(graph);
+  ProgramSegment seg = populate_program(graph, deps, num_deps, graph_, *state_, addresses);
+  rollback.keep();
+  return seg;
 }
 
 ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps,
@@ -339,8 +347,11 @@ ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* con
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  return populate_program_loop(graph, deps, num_deps, graph_, *state_, addresses,
-                               LoopControl{carry, condition_output, max_iterations});
+  GraphRollback rollback(graph);
+  ProgramSegment seg = populate_program_loop(graph, deps, num_deps, graph_, *state_, addresses,
+                                             LoopControl{carry, condition_output, max_iterations});
+  rollback.keep();
+  return seg;
 }
 
 ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const* deps,
@@ -349,7 +360,10 @@ ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  return populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);
+  GraphRollback rollback(graph);
+  ProgramSegment seg = populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);
+  rollback.keep();
+  return seg;
 }
 
 void CudaProgram::update(CUgraphExec_st* exec, const ProgramSegment& segment,

@@ -44,11 +44,16 @@ struct ProgramSegment {
   CUgraphNode_st* child = nullptr;         // populate_child's node
 };
 
+class SessionDeviceMemory;
+
 struct CudaProgramOptions {
   bool allow_tf32 = false;  // f32 GEMMs and convolutions on the tensor cores in TF32
   // Run the steps as one CUDA graph (cuda_program_graph.h), built and instantiated with the
   // program. A program with host steps runs eagerly whatever this says (stats say which).
   bool use_graph = true;
+  // Where its weights and budget come from: the session's (shared by its programs); null gives
+  // the program memory of its own, with no cap.
+  std::shared_ptr<SessionDeviceMemory> device_memory;
 };
 
 struct CudaProgramStats {
@@ -70,6 +75,7 @@ struct CudaProgramStats {
 
 struct CudaProgramState;
 class ProgramGraph;
+class SessionDeviceMemory;
 
 class CudaProgram {
  public:

@@ -205,6 +205,35 @@ size_t node_count(CUgraph graph) {
   return count;
 }
 
+namespace {
+
+std::vector<CUgraphNode> graph_nodes(CUgraph graph) {
+  const CudaDriverApi& cu = cuda_driver();
+  size_t count = 0;
+  check_cu(cu.cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes");
+  std::vector<CUgraphNode> nodes(count);
+  if (count > 0) check_cu(cu.cuGraphGetNodes(graph, nodes.data(), &count), "cuGraphGetNodes");
+  nodes.resize(count);
+  return nodes;
+}
+
+}  // namespace
+
+GraphRollback::GraphRollback(CUgraph graph) : graph_(graph), before_(graph_nodes(graph)) {
+  std::sort(before_.begin(), before_.end());
+}
+
+GraphRollback::~GraphRollback() {
+  if (graph_ == nullptr) return;
+  try {
+    for (CUgraphNode n : graph_nodes(graph_)) {
+      if (!std::binary_search(before_.begin(), before_.end(), n)) cuda_driver().cuGraphDestroyNode(n);
+    }
+  } catch (const Error&) {
+    // Listing failed: the graph is as the failed call left it; the caller gets that call's error.
+  }
+}
+
 ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
                                 const Graph& g, const CudaProgramState& st,
                                 std::span<const uint64_t> addresses) {
@@ -289,6 +318,11 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
   std::unique_ptr<ProgramGraph> pg(new ProgramGraph());
   check_cu(cu.cuGraphCreate(&pg->graph_, 0), "cuGraphCreate");
   pg->segment_ = populate_program(pg->graph_, nullptr, 0, g, st, st.bindings->defaults());
+  // The graph itself marks its end for runs on other streams (CudaProgram::launch): no event
+  // call per launch.
+  CUgraphNode recorded = nullptr;
+  check_cu(cu.cuGraphAddEventRecordNode(&recorded, pg->graph_, &pg->segment_.exit, 1, st.done),
+           "cuGraphAddEventRecordNode");
   check_cu(cu.cuGraphInstantiateWithFlags(&pg->exec_, pg->graph_, 0),
            "cuGraphInstantiateWithFlags");
   return pg;

@@ -40,6 +40,22 @@ CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, co
                          const CudaProgramState& state);
 size_t node_count(CUgraph graph);
 
+// Removes the nodes added to a caller's graph since it was made, unless kept: a populate that
+// fails part-way leaves the caller's graph as it found it (a conditional handle it created stays,
+// unused: the graph owns those).
+class GraphRollback {
+ public:
+  explicit GraphRollback(CUgraph graph);
+  ~GraphRollback();
+  GraphRollback(const GraphRollback&) = delete;
+  GraphRollback& operator=(const GraphRollback&) = delete;
+  void keep() { graph_ = nullptr; }
+
+ private:
+  CUgraph graph_;
+  std::vector<CUgraphNode> before_;  // sorted
+};
+
 // The same nodes inside one child-graph node of `graph`.
 ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
                                       const Graph& g, const CudaProgramState& state,

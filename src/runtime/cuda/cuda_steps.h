@@ -21,6 +21,7 @@
 #include "runtime/cuda/device_weights.h"
 #include "runtime/cuda/gemm_plan.h"
 #include "runtime/cuda/program_bindings.h"
+#include "runtime/cuda/session_device_memory.h"
 #include "runtime/memory_plan.h"
 #include "runtime/step_lifetimes.h"
 
@@ -61,6 +62,8 @@ struct CudaLibraries {
 };
 
 struct CudaProgramState {
+  // The session's weights and budget; outlives every buffer below that is charged to it.
+  std::shared_ptr<SessionDeviceMemory> device_memory;
   // Declared first, destroyed last: the steps' GEMM and convolution objects hold references.
   CudaLibraries libraries;
   std::vector<CudaStep> steps;

@@ -1,15 +1,17 @@
-// A program's weights (graph constants read on the device), uploaded once at compile time into
-// one device buffer, each at a 256-byte aligned offset.
+// A program's weights (graph constants read on the device): the session's shared device copies
+// (session_device_memory.h), looked up once at compile time.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "graphfuse/graph.h"
 #include "runtime/cuda/device_buffer.h"
+#include "runtime/cuda/session_device_memory.h"
 
 namespace gf::cuda {
 
@@ -17,15 +19,16 @@ class DeviceWeights {
  public:
   DeviceWeights() = default;
   // `values`: constants of `g` (duplicates allowed). Needs a current context; synchronous.
-  DeviceWeights(const Graph& g, const std::vector<ValueId>& values);
+  DeviceWeights(const Graph& g, const std::vector<ValueId>& values, SessionDeviceMemory& memory);
 
   // The device copy of constant `v`; 0 when it was not uploaded.
   CUdeviceptr ptr(ValueId v) const;
-  uint64_t bytes() const { return buffer_.bytes(); }
+  // Bytes of the weights this program reads (shared with the session's other programs).
+  uint64_t bytes() const { return bytes_; }
 
  private:
-  DeviceBuffer buffer_;
-  std::unordered_map<ValueId, uint64_t> offset_;
+  std::unordered_map<ValueId, std::shared_ptr<const DeviceBuffer>> held_;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace gf::cuda

@@ -63,8 +63,8 @@ ProgramBindings::ProgramBindings(const Graph& g, const CudaProgramState& st,
   out_copies_ = static_cast<int>(copies.size()) - in_copies_;
 
   const std::string what = "the bindings of '" + g.name + "'";
-  copies_ = DeviceBuffer(copies.size() * sizeof(BindingCopy), what);
-  table_ = DeviceBuffer(count * sizeof(uint64_t), what);
+  copies_ = st.device_memory->allocate(copies.size() * sizeof(BindingCopy), what);
+  table_ = st.device_memory->allocate(count * sizeof(uint64_t), what);
   if (!copies.empty()) {
     check_cu(cuda_driver().cuMemcpyHtoD(copies_.ptr(), copies.data(), copies_.bytes()),
              "cuMemcpyHtoD (" + what + ")");

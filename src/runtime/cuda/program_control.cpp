@@ -151,7 +151,8 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
   }
   // The copies and the iteration count live as long as the program (so the caller's graph may
   // use them); each loop added has its own.
-  DeviceBuffer control(copies.size() * sizeof(LoopCopy) + sizeof(uint32_t), "a loop's state");
+  DeviceBuffer control =
+      st.device_memory->allocate(copies.size() * sizeof(LoopCopy) + sizeof(uint32_t), "a loop's state");
   if (!copies.empty()) {
     check_cu(cuda_driver().cuMemcpyHtoD(control.ptr(), copies.data(),
                                         copies.size() * sizeof(LoopCopy)),

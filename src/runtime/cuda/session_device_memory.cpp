@@ -1,0 +1,41 @@
+#include "runtime/cuda/session_device_memory.h"
+
+#include <algorithm>
+
+#include "graphfuse/error.h"
+#include "runtime/cuda/cuda_module.h"
+
+namespace gf::cuda {
+
+std::shared_ptr<const DeviceBuffer> SessionDeviceMemory::weight(const Tensor& t,
+                                                                const std::string& name) {
+  std::lock_guard lock(mutex_);
+  const Key key{t.raw(), t.nbytes(), t.dtype()};
+  if (auto it = weights_.find(key); it != weights_.end()) {
+    if (std::shared_ptr<const Held> held = it->second.lock())
+      return std::shared_ptr<const DeviceBuffer>(held, &held->device);
+    weights_.erase(it);
+  }
+  // Entries of weights no program holds any more go as new ones come.
+  std::erase_if(weights_, [](const auto& entry) { return entry.second.expired(); });
+  auto held = std::make_shared<Held>();
+  // An empty constant still gets an address of its own (kernels take every buffer's address).
+  held->device = allocate(std::max<size_t>(t.nbytes(), 1), "weight '" + name + "' (" + t.type_string() + ")");
+  held->host = t;
+  if (t.nbytes() > 0) {
+    check_cu(cuda_driver().cuMemcpyHtoD(held->device.ptr(), t.raw(), t.nbytes()),
+             "cuMemcpyHtoD (weight '" + name + "', " + std::to_string(t.nbytes()) + " bytes)");
+  }
+  weights_[key] = held;
+  return std::shared_ptr<const DeviceBuffer>(held, &held->device);
+}
+
+uint64_t SessionDeviceMemory::weight_bytes() const {
+  std::lock_guard lock(mutex_);
+  uint64_t bytes = 0;
+  for (const auto& [key, entry] : weights_)
+    if (std::shared_ptr<const Held> held = entry.lock()) bytes += held->device.bytes();
+  return bytes;
+}
+
+}  // namespace gf::cuda
