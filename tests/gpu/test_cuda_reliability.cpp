@@ -251,15 +251,15 @@ TEST_F(CudaReliability, ProgramsOfOneSessionShareTheirWeights) {
       }
       EXPECT_EQ(s.stats().cached_programs, 3);
       EXPECT_GE(in_use[0], weight);
-      // Each further program adds its arena and workspace (at most the 32 MiB of cuBLASLt's), not
-      // another copy of the weight.
-      EXPECT_LT(in_use[1] - in_use[0], weight / 2);
-      EXPECT_LT(in_use[2] - in_use[1], weight / 2);
+      // Each further program adds its arena and workspace, not another copy of the weight (which
+      // alone would add `weight`).
+      EXPECT_LT(in_use[1] - in_use[0], weight);
+      EXPECT_LT(in_use[2] - in_use[1], weight);
       // What the session counts is what the device lost.
       EXPECT_LE(used_since(start), in_use[2] + 3 * kProgramOverhead);
       EXPECT_GE(used_since(start) + kSlack, in_use[2]);
     }
-    EXPECT_LE(used_since(start), kSlack);
+    EXPECT_LE(used_since(start), kLibraryCodeSlack);  // GEMM shapes new to the process
   }
 }
 
