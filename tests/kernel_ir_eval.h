@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -74,6 +75,14 @@ class KernelIrEvaluator {
                 one.raw(), dtype_size(t.dtype()));
   }
 
+  // An integer held as a double, saturated at the ends of int64 (2^63 itself does not convert).
+  static int64_t as_int(double v) {
+    constexpr double kTwo63 = 9223372036854775808.0;
+    if (v >= kTwo63) return std::numeric_limits<int64_t>::max();
+    if (v < -kTwo63) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(v);
+  }
+
   // Logical 16-bit floats are computed in float, as the generated code does.
   static DType compute_type(DType t) { return t == DType::kF16 || t == DType::kBF16 ? DType::kF32 : t; }
 
@@ -87,7 +96,7 @@ class KernelIrEvaluator {
       case fusion::ExprKind::kConstant: return e.constant;
       case fusion::ExprKind::kLoad: {
         const Tensor& t = buffers[static_cast<size_t>(e.buffer)];
-        const auto i = static_cast<int64_t>(arg(0));
+        const int64_t i = as_int(arg(0));
         EXPECT_TRUE(i >= 0 && i < t.numel()) << "load out of bounds: " << i << " in " << t.type_string();
         return i >= 0 && i < t.numel() ? t.element_as_double(i) : NAN;
       }
@@ -97,7 +106,7 @@ class KernelIrEvaluator {
       }
       case fusion::ExprKind::kSelect: return arg(0) != 0 ? arg(1) : arg(2);
       case fusion::ExprKind::kIndex: {
-        const auto a = static_cast<int64_t>(arg(0)), b = static_cast<int64_t>(arg(1));
+        const int64_t a = as_int(arg(0)), b = as_int(arg(1));
         switch (e.index_op) {
           case fusion::IndexOp::kAdd: return static_cast<double>(a + b);
           case fusion::IndexOp::kSub: return static_cast<double>(a - b);

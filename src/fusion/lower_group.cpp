@@ -1,7 +1,7 @@
 // Lowers a fusion group into the fused-kernel IR. Values are built on demand: the value of a
 // tensor at an index is an expression, obtained from its producer's rule (elementwise ops apply
-// their op to their inputs at the broadcast index; layout ops remap the index) down to loads of
-// the group's inputs.
+// their op to their inputs at the broadcast index; layout ops remap the index, the gathers with
+// an index they load) down to loads of the group's inputs.
 #include <cmath>
 #include <map>
 #include <set>
@@ -290,8 +290,45 @@ class GroupLowering {
                           : b_.index(IndexOp::kLessEq, diff, b_.index_constant(k));
         return b_.select(keep, value_at(in, idx), b_.constant(0, dtype(in)));
       }
+      case Op::kGather: return gather_value(n, idx);
+      case Op::kGatherElements: return gather_elements_value(n, idx);
       default: unsupported(n, "this layout op reads data-dependent positions");
     }
+  }
+
+  // Gather: out[i_before, j, i_after] = data[i_before, indices[j], i_after], where j spans the
+  // indices' dims (none for a scalar index).
+  ExprId gather_value(const Node& n, const std::vector<ExprId>& idx) {
+    const std::vector<int64_t> dd = dims(n.inputs[0]);
+    const auto axis = static_cast<ptrdiff_t>(normalized_axis(n, n.attrs.get_int("axis", 0), dd.size()));
+    const auto q = static_cast<ptrdiff_t>(dims(n.inputs[1]).size());
+    const std::vector<ExprId> at(idx.begin() + axis, idx.begin() + axis + q);
+    std::vector<ExprId> src(idx.begin(), idx.begin() + axis);
+    src.push_back(runtime_index(n, n.inputs[1], at, dd[static_cast<size_t>(axis)]));
+    src.insert(src.end(), idx.begin() + axis + q, idx.end());
+    return value_at(n.inputs[0], src);
+  }
+
+  // GatherElements: out[i] = data[i with its `axis` coordinate replaced by indices[i]].
+  ExprId gather_elements_value(const Node& n, const std::vector<ExprId>& idx) {
+    const std::vector<int64_t> dd = dims(n.inputs[0]);
+    const auto axis = static_cast<size_t>(normalized_axis(n, n.attrs.get_int("axis", 0), dd.size()));
+    std::vector<ExprId> src = idx;
+    src[axis] = runtime_index(n, n.inputs[1], idx, dd[axis]);
+    return value_at(n.inputs[0], src);
+  }
+
+  // An index read at run time from `indices` at `at`, into an axis of `size`: a negative one
+  // counts from the end. The reference interpreter rejects one outside [-size, size); a kernel
+  // cannot report it, so it reads the nearest element instead of outside the buffer: the index
+  // is clamped into [-size, size) first (so adding size cannot overflow), then wrapped.
+  ExprId runtime_index(const Node& n, ValueId indices, const std::vector<ExprId>& at, int64_t size) {
+    if (size == 0) unsupported(n, "an axis of size 0 has no element to read");
+    const ExprId raw = b_.cast(value_at(indices, at), DType::kI64);
+    const ExprId c = b_.index(IndexOp::kMax, b_.index_constant(-size),
+                              b_.index(IndexOp::kMin, raw, b_.index_constant(size - 1)));
+    return b_.select(b_.index(IndexOp::kLess, c, b_.index_constant(0)),
+                     b_.index(IndexOp::kAdd, c, b_.index_constant(size)), c);
   }
 
   int64_t normalized_axis(const Node& n, int64_t axis, size_t rank) const {

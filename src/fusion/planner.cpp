@@ -120,10 +120,15 @@ class Planner {
     for (NodeId id : groups_[static_cast<size_t>(gid)].nodes) f += node_flops(g_, node(id));
     return f;
   }
+  // The iteration space of a pointwise group: the elements of its outputs (lower_group runs the
+  // kernel over them), whatever the size of the values inside it (a table it gathers rows from).
   double group_elements(int gid) const {
+    auto in_group = [&](NodeId id) { return group_of(id) == gid; };
+    return max_elements(boundary(groups_[static_cast<size_t>(gid)].nodes, in_group).second);
+  }
+  double max_elements(const std::set<ValueId>& values) const {
     double e = 0;
-    for (NodeId id : groups_[static_cast<size_t>(gid)].nodes)
-      for (ValueId v : node(id).outputs) e = std::max(e, value_elements(g_, v));
+    for (ValueId v : values) e = std::max(e, value_elements(g_, v));
     return e;
   }
 
@@ -210,15 +215,18 @@ class Planner {
     return std::nullopt;
   }
 
-  // Every value the merged kernel writes must span its iteration space (for a reduction: its
-  // rows or its full input); a smaller one would be written again at every point.
+  // Every value the merged kernel writes must span its iteration space (pointwise: its largest
+  // output; a reduction: its rows or its full input); a smaller one would be written again at
+  // every point.
   std::optional<std::string> refuse_partial_outputs(int p, int c) const {
     std::vector<NodeId> both = groups_[static_cast<size_t>(p)].nodes;
     const auto& cn = groups_[static_cast<size_t>(c)].nodes;
     both.insert(both.end(), cn.begin(), cn.end());
     NodeId anchor = groups_[static_cast<size_t>(p)].anchor;
     if (anchor == kNoNode) anchor = groups_[static_cast<size_t>(c)].anchor;
-    double space = std::max(group_elements(p), group_elements(c));
+    auto in_both = [&](NodeId id) { return group_of(id) == p || group_of(id) == c; };
+    const auto outs = boundary(both, in_both).second;
+    double space = max_elements(outs);
     double rows = space;
     if (anchor != kNoNode) {
       space = value_elements(g_, node(anchor).inputs[0]);
@@ -228,8 +236,6 @@ class Planner {
         space = rows;  // GEMM/attention: the epilogue runs over the anchor's output
       }
     }
-    auto in_both = [&](NodeId id) { return group_of(id) == p || group_of(id) == c; };
-    const auto outs = boundary(both, in_both).second;
     for (ValueId v : outs) {
       const double e = value_elements(g_, v);
       if (e != space && e != rows) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gather_cases.h"
 #include "graphfuse/builder.h"
 #include "unit/test_cpu_codegen_util.h"
 
@@ -364,20 +365,24 @@ inline GraphCase bf16_norm_case(Op op, int64_t rows, int64_t row) {
 }
 
 inline std::vector<GraphCase> graph_cases() {
-  return {elementwise_chain_case(DType::kF32),
-          elementwise_chain_case(DType::kF16),
-          elementwise_chain_case(DType::kBF16),
-          broadcast_case(),
-          transpose_graph_case(),
-          softmax_graph_case(129),
-          softmax_graph_case(1500),
-          layer_norm_graph_case(40),
-          layer_norm_graph_case(1100),
-          column_sum_graph_case(),
-          bf16_norm_case(Op::kLayerNormalization, 5, 1024),
-          bf16_norm_case(Op::kRMSNormalization, 6, 4096),
-          bf16_norm_case(Op::kSoftmax, 3, 16384),
-          bf16_norm_case(Op::kRMSNormalization, 4, 1001)};
+  std::vector<GraphCase> cases = {elementwise_chain_case(DType::kF32),
+                                  elementwise_chain_case(DType::kF16),
+                                  elementwise_chain_case(DType::kBF16),
+                                  broadcast_case(),
+                                  transpose_graph_case(),
+                                  softmax_graph_case(129),
+                                  softmax_graph_case(1500),
+                                  layer_norm_graph_case(40),
+                                  layer_norm_graph_case(1100),
+                                  column_sum_graph_case(),
+                                  bf16_norm_case(Op::kLayerNormalization, 5, 1024),
+                                  bf16_norm_case(Op::kRMSNormalization, 6, 4096),
+                                  bf16_norm_case(Op::kSoftmax, 3, 16384),
+                                  bf16_norm_case(Op::kRMSNormalization, 4, 1001)};
+  // Indices read at run time (gather_cases.h): vector loads of gathered rows, scalar reads.
+  for (GatherCase& c : gather_cases())
+    cases.push_back({c.name, std::move(c.graph), std::move(c.inputs), c.rtol, c.atol});
+  return cases;
 }
 
 }  // namespace gf::testing

@@ -19,6 +19,7 @@ struct OpCase {
   testing::ValueRange range{};
   bool sixteen_bit = true;  // also in f16 and bf16
   double tol_scale = 1;
+  bool no_host_steps = false;  // asserted: every node runs on the device
 };
 
 ValueId in(GraphBuilder& b, DType t, Shape s, const std::string& name = "x") { return b.input(name, t, std::move(s)); }
@@ -127,6 +128,16 @@ std::vector<OpCase> cases() {
                  const ValueId idx = b.constant("idx", Tensor::from_vector<int64_t>({4}, {2, 0, 2, 1}));
                  b.output(b.op1(Op::kGather, {in(b, t, Shape{3, 5}), idx}, {{"axis", int64_t{0}}}));
                }});
+  c.push_back({"GatherRuntimeIndices", [](GraphBuilder& b, DType t) {
+                 const ValueId idx = b.input("idx", DType::kI64, Shape{2, 3});
+                 b.output(b.op1(Op::kGather, {in(b, t, Shape{4, 3, 5}), idx}, {{"axis", int64_t{1}}}));
+               }});
+  c.back().no_host_steps = true;
+  c.push_back({"GatherElementsInt32", [](GraphBuilder& b, DType t) {
+                 const ValueId idx = b.input("idx", DType::kI32, Shape{3, 6});
+                 b.output(b.op1(Op::kGatherElements, {in(b, t, Shape{4, 6}), idx}, {{"axis", int64_t{0}}}));
+               }});
+  c.back().no_host_steps = true;
   c.push_back({"Split", [](GraphBuilder& b, DType t) {
                  auto outs = b.op(Op::kSplit, {in(b, t, Shape{7, 4}), b.constant_ints({3, 4})}, {{"axis", int64_t{0}}}, 2);
                  b.output(outs[0], "first");
@@ -197,6 +208,12 @@ std::vector<OpCase> cases() {
                  const ValueId y = b.mul(b.add(x, in(b, t, Shape{3, 1}, "y")), in(b, t, Shape{1, 6}, "z"));
                  b.output(b.unary(Op::kTanh, b.binary(Op::kSub, y, b.constant_scalar(0.5f, t))));
                }});
+  c.push_back({"TokenAndPositionEmbedding", [](GraphBuilder& b, DType t) {
+                 const ValueId ids = b.input("ids", DType::kI64, Shape{2, 9});
+                 const ValueId tokens = b.op1(Op::kGather, {b.constant("wte", random_constant(t, {7, 40}, 15)), ids});
+                 b.output(b.add(tokens, b.constant("wpe", random_constant(t, {9, 40}, 16))));
+               }});
+  c.back().no_host_steps = true;
   c.push_back({"TransposeIntoMatMul", [](GraphBuilder& b, DType t) {
                  const ValueId k = b.transpose(in(b, t, Shape{2, 3, 7, 8}, "k"), {0, 1, 3, 2});
                  b.output(b.matmul(in(b, t, Shape{2, 3, 5, 8}, "q"), k));
@@ -254,6 +271,9 @@ TEST_P(CudaBackendOps, MatchesTheReferenceInterpreter) {
   RecordProperty("fused_kernels", st.fused_kernels);
   RecordProperty("library_calls", st.library_calls);
   RecordProperty("host_steps", st.reference_steps);
+  if (c.no_host_steps) {
+    EXPECT_EQ(st.reference_steps, 0) << (st.fallback_reasons.empty() ? "" : st.fallback_reasons[0]);
+  }
   EXPECT_EQ(st.programs_compiled, 1);
   EXPECT_EQ(st.program_cache_hits, 1);
 }

@@ -145,6 +145,23 @@ INSTANTIATE_TEST_SUITE_P(Cases, LoweredCudaKernels,
                            return testing::graph_cases().at(info.param).name;
                          });
 
+TEST_F(CudaKernels, OutOfRangeGatherIndicesReadTheNearestElement) {
+  // The reference rejects these indices; the kernels clamp them (gather_cases.h has the values).
+  const testing::OutOfRangeCase c = testing::out_of_range_case();
+  for (unsigned char poison : kPoisons) {
+    SCOPED_TRACE("poison " + std::to_string(poison));
+    int kernels = 0;
+    const std::vector<Tensor> got =
+        run_on_device(*device_, c.gather.graph, c.gather.inputs, poison, &kernels);
+    EXPECT_EQ(kernels, 3);
+    ASSERT_EQ(got.size(), c.values.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("output " + std::to_string(i));
+      testing::expect_values(got[i], c.dims[i], c.values[i], 0, 0);
+    }
+  }
+}
+
 TEST_F(CudaKernels, ALargePointwiseKernelCoversEveryElementWithAGridStrideLoop) {
   // More runs of 4 points than the grid has threads (16 blocks per SM), and not a multiple of
   // 256 or 4.

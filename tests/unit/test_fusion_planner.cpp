@@ -138,6 +138,25 @@ TEST(FusionPlanner, NeverWritesASmallValueFromALargerIterationSpace) {
   EXPECT_TRUE(has_decision(p, "pointwise", false, "once per point"));
 }
 
+TEST(FusionPlanner, AGatherRunsOverItsOutputNotTheTableItReads) {
+  // Exp of a [100, 8] table, rows gathered by 3 ids, then an Add: one kernel over the [3, 8]
+  // output, which computes Exp only for the rows it reads. Where the table is an output too,
+  // it is written by a kernel over its own space.
+  for (bool table_is_output : {false, true}) {
+    SCOPED_TRACE(table_is_output ? "table is an output" : "table is internal");
+    GraphMaker m;
+    const ValueId ids = m.g.add_input("ids", TensorType{DType::kI64, Shape::from_static({3})});
+    const ValueId table = m.node(Op::kExp, "exp", {m.input("w", {100, 8})}, {100, 8});
+    const ValueId rows = m.node(Op::kGather, "gather", {table, ids}, {3, 8});
+    m.g.add_output(m.node(Op::kAdd, "add", {rows, m.input("pos", {3, 8})}, {3, 8}));
+    if (table_is_output) m.g.add_output(table);
+    Plan p = fusion::plan_fusion(m.g, CostModel::h200());
+    EXPECT_EQ(group_of(m.g, p, "gather"), group_of(m.g, p, "add"));
+    EXPECT_EQ(group_of(m.g, p, "exp") == group_of(m.g, p, "gather"), !table_is_output);
+    EXPECT_EQ(p.kernel_count(), table_is_output ? 2 : 1);
+  }
+}
+
 TEST(FusionPlanner, ViewsLaunchNothing) {
   // Reshape is metadata; the head split feeding attention is read through strides.
   GraphMaker m;

@@ -1,0 +1,78 @@
+// The torch.onnx exports in tests/models/data on the fused CPU backend: every node runs in a
+// generated or anchor kernel, except the ones each case names (with the reason the backend
+// gives), and the outputs match the reference interpreter.
+#include <filesystem>
+
+#include "graphfuse/npy.h"
+#include "graphfuse/onnx.h"
+#include "test_util.h"
+
+namespace gf {
+namespace {
+
+std::vector<double> doubles(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
+  return v;
+}
+
+std::string model_path(const std::string& file) {
+  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data" / file)
+      .string();
+}
+
+struct ModelCase {
+  std::string file, prefix;
+  std::vector<std::string> inputs;
+  // One entry per fallback the backend reports: a part of its reason.
+  std::vector<std::string> fallbacks;
+};
+
+void PrintTo(const ModelCase& c, std::ostream* os) { *os << c.file; }
+
+class FusedCpuModels : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(FusedCpuModels, FallBackOnlyWhereNamedAndMatchTheReference) {
+  const ModelCase& c = GetParam();
+  OnnxImportOptions options;
+  std::vector<Tensor> inputs;
+  for (const std::string& name : c.inputs) {
+    inputs.push_back(read_npy(model_path(c.prefix + ".input." + name + ".npy")));
+    options.input_shapes[name] = inputs.back().dims();
+  }
+  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  const Graph g = import_onnx(model_path(c.file), options);
+  const std::vector<Tensor> want = ref::run_graph(g, inputs);
+  Session session(g);
+  const std::vector<Tensor> got = session.run(inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    double scale = 0;
+    for (int64_t j = 0; j < want[i].numel(); ++j) scale = std::max(scale, std::fabs(want[i].element_as_double(j)));
+    testing::expect_values(got[i], want[i].dims(), doubles(want[i]), 1e-4, 1e-4 * scale);
+  }
+  const SessionStats st = session.stats();
+  std::string reasons;
+  for (const std::string& r : st.fallback_reasons) reasons += "\n  " + r;
+  EXPECT_GT(st.fused_kernels, 0);
+  ASSERT_EQ(st.fallback_reasons.size(), c.fallbacks.size()) << "fallbacks:" << reasons;
+  for (size_t i = 0; i < c.fallbacks.size(); ++i)
+    EXPECT_NE(st.fallback_reasons[i].find(c.fallbacks[i]), std::string::npos) << "fallbacks:" << reasons;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TorchExports, FusedCpuModels,
+    ::testing::Values(ModelCase{"gpt2_tiny.torchscript.onnx", "gpt2_tiny", {"input_ids"}, {}},
+                      ModelCase{"gpt2_tiny.dynamo.onnx", "gpt2_tiny", {"input_ids"}, {}},
+                      ModelCase{"bert_tiny.torchscript.onnx", "bert_tiny", {"input_ids", "attention_mask"}, {}},
+                      ModelCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}, {}}),
+    [](const ::testing::TestParamInfo<ModelCase>& info) {
+      std::string name = info.param.file.substr(0, info.param.file.size() - 5);
+      for (char& ch : name)
+        if (ch == '.') ch = '_';
+      return name;
+    });
+
+}  // namespace
+}  // namespace gf
