@@ -63,7 +63,7 @@ struct CudaProgramStats {
   uint64_t arena_bytes = 0;
   uint64_t arena_lower_bound = 0;
   uint64_t weight_bytes = 0;
-  uint64_t workspace_bytes = 0;
+  uint64_t workspace_bytes = 0;  // the library workspace and the steps' private buffers
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };

@@ -21,7 +21,10 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
   StepBuffers b;
   switch (kind) {
     case Kind::kKernel:
-      for (size_t i = 0; i < buffers.size(); ++i) (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        if (buffers[i] == kStepPrivateBuffer) continue;  // not a value: no lifetime, no edges
+        (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
+      }
       break;
     case Kind::kGemm:
       b.reads = {gemm_plan->a, gemm_plan->b, gemm_plan->bias};

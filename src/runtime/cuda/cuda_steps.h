@@ -29,15 +29,24 @@ namespace gf::cuda {
 // cuBLASLt's recommended workspace on Hopper.
 inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
 
+// A kernel step's table entry for its private buffer (CudaStep::private_buffer); never a value.
+inline constexpr ValueId kStepPrivateBuffer = -2;
+
 struct CudaStep {
   enum class Kind { kKernel, kGemm, kConv, kHost };
   Kind kind = Kind::kHost;
   std::string label;  // what the step runs, for errors
 
-  // kKernel: a generated or anchor kernel; `buffers` in its table order.
+  // kKernel: a generated or anchor kernel; `buffers` in its table order. An entry
+  // kStepPrivateBuffer stands for `private_buffer`: `private_bytes` of device memory that only
+  // this step uses (a k-split GEMM's counters and partial sums), zeroed once when the program is
+  // built and kept as long as it lives. No value lives there, so it is in no lifetime, arena
+  // piece or graph edge; the kernel leaves it as it found it.
   codegen::CudaKernelSource kernel;
   std::vector<ValueId> buffers;
   std::vector<bool> is_output;
+  uint64_t private_bytes = 0;
+  DeviceBuffer private_buffer;
   CUfunction fn = nullptr;
   size_t table_index = 0;  // its first entry in the program's pointer table
 
