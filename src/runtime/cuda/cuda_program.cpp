@@ -103,7 +103,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   split_gemm_scaling(graph_);
   CudaProgramState& st = *state_;
   st.libraries.allow_tf32 = options.allow_tf32;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count());
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), options.skinny_gemm);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
 
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.

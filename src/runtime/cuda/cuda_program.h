@@ -49,11 +49,15 @@ struct CudaProgramOptions {
   // Run the steps as one CUDA graph (cuda_program_graph.h), built and instantiated with the
   // program. A program with host steps runs eagerly whatever this says (stats say which).
   bool use_graph = true;
+  // GEMMs of 1..16 rows (decode steps) as generated skinny GEMM kernels with their epilogue
+  // fused (skinny_gemm_step.h); off, cuBLASLt runs every GEMM.
+  bool skinny_gemm = true;
 };
 
 struct CudaProgramStats {
   int nodes = 0;
   int generated_kernels = 0;  // fused kernels from the fusion plan (epilogues included)
+  int skinny_gemm_steps = 0;  // of those, GEMMs run as skinny GEMM kernels
   int anchor_kernels = 0;     // hand-written kernels (attention, pooling, ...)
   int library_calls = 0;      // cuBLASLt GEMM and cuDNN convolution steps
   int aliased_views = 0;      // view nodes whose output shares its input's storage
