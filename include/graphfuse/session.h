@@ -41,6 +41,10 @@ struct SessionOptions {
   CpuBackend cpu_backend = CpuBackend::kFused;
   Precision precision = Precision::kFp32;
   ExecutionMode mode = ExecutionMode::kGraph;
+  // CUDA: a MatMul or Gemm of 1..16 rows (batch dims folded in; a decode step's products) runs
+  // as a generated skinny GEMM kernel that streams the weight once, with its bias, Relu/Gelu and
+  // residual add fused, instead of cuBLASLt. Off, cuBLASLt runs every GEMM. The CPU ignores it.
+  bool skinny_gemm = true;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};
@@ -49,7 +53,7 @@ struct SessionOptions {
   // used first out).
   int max_cached_programs = 8;
   // Bound on the bytes the kept programs hold together (0: no bound), kept by dropping the least
-  // recently used. A program's bytes: on CUDA its arena and library workspace (the weights are
+  // recently used. A program's bytes: on CUDA its arena and its library and skinny GEMM workspaces (the weights are
   // left out: the session's programs share one device copy of each); on the CPU its host arena
   // (constants are left out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
   // kept. The bound can be passed for a moment: a program being compiled counts once it is
@@ -95,6 +99,7 @@ struct SessionStats {
   // Of the most recently compiled program:
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
+  int skinny_gemm_steps = 0;  // CUDA: of fused_kernels, GEMMs run as skinny GEMM kernels
   int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
   int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
   std::vector<std::string> fallback_reasons;  // why, one line per fallback

@@ -74,6 +74,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda_options.allow_tf32 = options.precision == Precision::kTf32;
   cuda_options.use_graph = options.mode == ExecutionMode::kGraph;
   if (resources) cuda_options.device_memory = resources->device_memory;
+  cuda_options.skinny_gemm = options.skinny_gemm;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
 #else
@@ -131,6 +132,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   const cuda::CudaProgramStats& s = cuda->stats();
   stats.fused_kernels = s.generated_kernels + s.anchor_kernels;
   stats.library_calls = s.library_calls;
+  stats.skinny_gemm_steps = s.skinny_gemm_steps;
   stats.reference_steps = s.host_steps;
   stats.fallback_nodes = s.fallback_nodes;
   stats.fallback_reasons = s.fallback_reasons;

@@ -110,10 +110,17 @@ TEST_F(CudaModels, MatMulBiasGeluIsOneGemmAndOneEpilogueKernel) {
   b.output(b.gelu(b.add(b.matmul(x, b.constant("w", w)), b.constant("bias", bias)), true));
   const Graph g = b.build();
   const Tensor in(DType::kF32, {4, 32});
-  cuda::CudaProgram program(specialise(g, {in}, SessionOptions{Device::kCuda}));
+  cuda::CudaProgramOptions cublas;
+  cublas.skinny_gemm = false;  // 4 rows would be a skinny GEMM kernel with the epilogue in it
+  cuda::CudaProgram program(specialise(g, {in}, SessionOptions{Device::kCuda}), cublas);
   EXPECT_EQ(program.stats().library_calls, 1);
   EXPECT_EQ(program.stats().generated_kernels, 1);
   EXPECT_EQ(program.stats().host_steps, 0);
+  // With the skinny kernels: one kernel for all of it.
+  cuda::CudaProgram skinny(specialise(g, {in}, SessionOptions{Device::kCuda}));
+  EXPECT_EQ(skinny.stats().library_calls, 0);
+  EXPECT_EQ(skinny.stats().generated_kernels, 1);
+  EXPECT_EQ(skinny.stats().skinny_gemm_steps, 1);
 }
 
 TEST_F(CudaModels, ReshapeOfAnInputAliasesItsStorage) {

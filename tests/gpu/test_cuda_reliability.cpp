@@ -101,9 +101,17 @@ SessionOptions cuda_graph_mode() {
   return o;
 }
 
+// For the one-GEMM graphs below: cuBLASLt at every n, so that no shape compiles a kernel (n <= 16
+// would be a skinny GEMM kernel) and the library's one-time state is made by the first run.
+SessionOptions cublas_graph_mode() {
+  SessionOptions o = cuda_graph_mode();
+  o.skinny_gemm = false;
+  return o;
+}
+
 TEST_F(CudaReliability, ThousandShapesKeepDeviceMemoryWithinTheCacheAndGiveItAllBack) {
   const Graph g = gemm_graph();
-  SessionOptions o = cuda_graph_mode();
+  SessionOptions o = cublas_graph_mode();
   o.max_cached_programs = 8;
   {
     Session warm_up(g, o);  // the context and the libraries' one-time state
@@ -153,14 +161,14 @@ TEST_F(CudaReliability, ByteBoundEvictsProgramsOnTheDevice) {
   const Graph g = gemm_graph();
   uint64_t program_bytes = 0;
   {
-    Session probe(g, cuda_graph_mode());
+    Session probe(g, cublas_graph_mode());
     probe.run({gemm_input(64)});
     program_bytes = probe.stats().cached_program_bytes;
   }
   ASSERT_GT(program_bytes, 10 * kSlack);  // the 32 MiB cuBLASLt workspace dominates
   const uint64_t start = free_bytes();
   {
-    SessionOptions o = cuda_graph_mode();
+    SessionOptions o = cublas_graph_mode();
     o.max_cached_program_bytes = 2 * program_bytes + program_bytes / 2;  // two fit, three do not
     Session s(g, o);
     for (int64_t n : {64, 65, 66, 64}) {
@@ -179,7 +187,7 @@ TEST_F(CudaReliability, ByteBoundEvictsProgramsOnTheDevice) {
   EXPECT_LE(used_since(start), kSlack);
   {
     // A bound below one program: each run compiles, runs and frees its program.
-    SessionOptions o = cuda_graph_mode();
+    SessionOptions o = cublas_graph_mode();
     o.max_cached_program_bytes = program_bytes / 2;
     Session s(g, o);
     for (int run = 0; run < 2; ++run) {
@@ -202,7 +210,7 @@ TEST_F(CudaReliability, DeviceOutOfMemoryIsAnErrorAndTheSessionRunsAfterwards) {
   Tensor w(DType::kF32, {1, kM});
   for (int64_t i = 0; i < kM; ++i) w.data<float>()[i] = (i % 4 == 0) ? 1.0f : 0.0f;  // sums to 2^16
   b.output(b.reduce(Op::kReduceSum, b.op1(Op::kMatMul, {x, b.constant("w", w)}, {}, "outer"), {1}, false), "y");
-  Session s(b.build(), cuda_graph_mode());
+  Session s(b.build(), cublas_graph_mode());
   s.run({testing::f32({1, 1}, {1})});  // the context and libraries, outside the measurement
   const uint64_t start = free_bytes();
   testing::expect_error([&] { s.run({Tensor(DType::kF32, {kM, 1})}); }, ErrorCode::kOutOfMemory,

@@ -18,7 +18,8 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph";
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph",
+              skinny_gemm = "on";
   std::vector<std::string> disabled_passes;
   int iterations = 10;
 };
@@ -98,6 +99,10 @@ int run_model(const RunOptions& o) {
     throw Error(ErrorCode::kInvalidArgument, "--mode must be eager or graph, not '" + o.mode + "'");
   }
   session_options.mode = o.mode == "graph" ? ExecutionMode::kGraph : ExecutionMode::kEager;
+  if (o.skinny_gemm != "on" && o.skinny_gemm != "off") {
+    throw Error(ErrorCode::kInvalidArgument, "--skinny-gemm must be on or off, not '" + o.skinny_gemm + "'");
+  }
+  session_options.skinny_gemm = o.skinny_gemm == "on";
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -133,6 +138,7 @@ int run_model(const RunOptions& o) {
                               ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
                               ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
                               ", \"library_calls\": " + std::to_string(st.library_calls) +
+                              ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
                               ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
                               ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
                               ", \"reference_steps\": " + std::to_string(st.reference_steps) +
@@ -168,6 +174,9 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--precision", o->precision, "fp32, tf32, fp16 or bf16 (the last three for cuda)")
       ->capture_default_str();
   sub->add_option("--mode", o->mode, "graph (one CUDA graph per run) or eager (cuda)")->capture_default_str();
+  sub->add_option("--skinny-gemm", o->skinny_gemm,
+                  "on: GEMMs of 1..16 rows as skinny GEMM kernels; off: cuBLASLt for all (cuda)")
+      ->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();
   sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass (see plan --help)");

@@ -105,7 +105,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.device_memory = options.device_memory ? options.device_memory
                                            : std::make_shared<SessionDeviceMemory>();
   st.libraries.allow_tf32 = options.allow_tf32;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count());
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), options.skinny_gemm);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
 
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
@@ -145,12 +145,26 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.weights = DeviceWeights(graph_, weights, device);
   st.workspace = device.allocate(workspace, "the library workspace of " + what);
 
-  // Every kernel's pointer table, filled once: no address changes between runs.
+  // Every kernel's pointer table, filled once: no address changes between runs. Private
+  // buffers start zeroed (the kernels that use them leave them so).
   std::vector<CUdeviceptr> table;
+  uint64_t private_bytes = 0;
   for (CudaStep& s : st.steps) {
     if (s.kind != CudaStep::Kind::kKernel) continue;
+    if (s.private_bytes > 0) {
+      s.private_buffer = device.allocate(s.private_bytes, "the private buffer of " + s.label);
+      check_cu(cuda_driver().cuMemsetD8(s.private_buffer.ptr(), 0, s.private_bytes),
+               "cuMemsetD8 (the private buffer of " + s.label + ")");
+      private_bytes += s.private_bytes;
+    }
     s.table_index = table.size();
-    for (ValueId v : s.buffers) table.push_back(st.device_ptr(graph_, v));
+    for (ValueId v : s.buffers)
+      table.push_back(v == kStepPrivateBuffer ? s.private_buffer.ptr() : st.device_ptr(graph_, v));
+  }
+  // The memsets went on the default stream, which the program's non-blocking streams do not
+  // wait for.
+  if (private_bytes > 0) {
+    check_cu(cuda_driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize (private buffers)");
   }
   st.tables = device.allocate(table.size() * sizeof(CUdeviceptr), "the kernel tables of " + what);
   if (!table.empty()) {
@@ -166,7 +180,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   stats_.arena_bytes = st.memory.arena_bytes;
   stats_.arena_lower_bound = st.memory.lower_bound;
   stats_.weight_bytes = st.weights.bytes();
-  stats_.workspace_bytes = workspace;
+  stats_.workspace_bytes = workspace + private_bytes;
 
   if (!options.use_graph) {
     stats_.eager_reason = "graph mode off";

@@ -54,11 +54,15 @@ struct CudaProgramOptions {
   // Where its weights and budget come from: the session's (shared by its programs); null gives
   // the program memory of its own, with no cap.
   std::shared_ptr<SessionDeviceMemory> device_memory;
+  // GEMMs of 1..16 rows (decode steps) as generated skinny GEMM kernels with their epilogue
+  // fused (skinny_gemm_step.h); off, cuBLASLt runs every GEMM.
+  bool skinny_gemm = true;
 };
 
 struct CudaProgramStats {
   int nodes = 0;
   int generated_kernels = 0;  // fused kernels from the fusion plan (epilogues included)
+  int skinny_gemm_steps = 0;  // of those, GEMMs run as skinny GEMM kernels
   int anchor_kernels = 0;     // hand-written kernels (attention, pooling, ...)
   int library_calls = 0;      // cuBLASLt GEMM and cuDNN convolution steps
   int aliased_views = 0;      // view nodes whose output shares its input's storage
@@ -68,7 +72,7 @@ struct CudaProgramStats {
   uint64_t arena_bytes = 0;
   uint64_t arena_lower_bound = 0;
   uint64_t weight_bytes = 0;
-  uint64_t workspace_bytes = 0;
+  uint64_t workspace_bytes = 0;  // the library workspace and the steps' private buffers
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };

@@ -1,7 +1,9 @@
 // From a fusion plan to CUDA steps. Each group takes the first path that accepts it:
 //   pointwise/reduction  one generated kernel;
-//   GEMM/attention       the anchor through cuBLASLt, cuDNN or a hand-written kernel, then the
-//                        epilogue as one generated kernel;
+//   GEMM/attention       a decode-shaped product as a skinny GEMM kernel with the head of its
+//                        epilogue fused (skinny_gemm_step.h), else the anchor through cuBLASLt,
+//                        cuDNN or a hand-written kernel; then the rest of the epilogue as one
+//                        generated kernel;
 //   view                 metadata views alias their input; strided views one generated kernel;
 //   opaque               node by node.
 // A group that no path takes as a whole is taken node by node: a metadata view aliases, an
@@ -14,6 +16,7 @@
 #include "fusion/op_costs.h"
 #include "fusion/plan.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/skinny_gemm_step.h"
 
 namespace gf::cuda {
 
@@ -21,7 +24,10 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
   StepBuffers b;
   switch (kind) {
     case Kind::kKernel:
-      for (size_t i = 0; i < buffers.size(); ++i) (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
+      for (size_t i = 0; i < buffers.size(); ++i) {
+        if (buffers[i] == kStepPrivateBuffer) continue;  // not a value: no lifetime, no edges
+        (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
+      }
       break;
     case Kind::kGemm:
       b.reads = {gemm_plan->a, gemm_plan->b, gemm_plan->bias};
@@ -42,8 +48,9 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 
 class StepBuilder {
  public:
-  StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count)
-      : g_(g), state_(state), stats_(stats) {
+  StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
+              bool skinny_gemm)
+      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
     emit_options_.sm_count = sm_count;
   }
 
@@ -68,11 +75,15 @@ class StepBuilder {
         break;
       case fusion::GroupKind::kGemm:
       case fusion::GroupKind::kAttention: {
-        add_node(group.anchor);
+        std::vector<NodeId> done{group.anchor};  // what the anchor's step computes
+        const bool skinny = group.kind == fusion::GroupKind::kGemm && try_skinny_gemm(group, done);
+        if (!skinny) add_node(group.anchor);
+        const fusion::Group after = epilogue_after(group, done);
         std::vector<NodeId> epilogue;
-        for (NodeId id : group.nodes)
+        for (NodeId id : after.nodes)
           if (id != group.anchor) epilogue.push_back(id);
-        if (!epilogue.empty() && !try_group_kernel(group, "gf_epilogue_" + std::to_string(group.id))) rest = epilogue;
+        const std::string name = "gf_epilogue_" + std::to_string(group.id);
+        if (!epilogue.empty() && !try_group_kernel(after, name)) rest = epilogue;
         break;
       }
       case fusion::GroupKind::kView: {
@@ -187,6 +198,38 @@ class StepBuilder {
     }
   }
 
+  bool try_skinny_gemm(const fusion::Group& group, std::vector<NodeId>& done) {
+    if (!skinny_gemm_) return false;
+    const std::string name = "gf_skinny_" + std::to_string(group.id);
+    std::optional<SkinnyGemmStep> s = skinny_gemm_step(g_, group, name, emit_options_.sm_count);
+    if (!s) return false;
+    done = std::move(s->nodes);
+    state_.steps.push_back(std::move(s->step));
+    ++stats_.generated_kernels;
+    ++stats_.skinny_gemm_steps;
+    return true;
+  }
+
+  // `group` without the epilogue nodes in `done` (the anchor stays: lowering skips it); the
+  // values they computed are read as inputs.
+  fusion::Group epilogue_after(const fusion::Group& group, const std::vector<NodeId>& done) const {
+    fusion::Group after = group;
+    auto is_done = [&](NodeId id) {
+      return id != group.anchor && std::find(done.begin(), done.end(), id) != done.end();
+    };
+    auto made_by_done = [&](ValueId v) { return is_done(g_.value(v).producer); };
+    std::erase_if(after.nodes, is_done);
+    std::erase_if(after.outputs, made_by_done);
+    for (NodeId id : after.nodes) {
+      for (ValueId v : g_.node(id).inputs) {
+        const auto& ins = after.inputs;
+        const bool known = std::find(ins.begin(), ins.end(), v) != ins.end();
+        if (v != kNoValue && made_by_done(v) && !known) after.inputs.push_back(v);
+      }
+    }
+    return after;
+  }
+
   bool try_gemm(const Node& n, std::string& why) {
     CudaLibraries& lib = state_.libraries;
     try {
@@ -235,14 +278,16 @@ class StepBuilder {
   const Graph& g_;
   CudaProgramState& state_;
   CudaProgramStats& stats_;
+  bool skinny_gemm_;
   codegen::CudaEmitOptions emit_options_;
   std::string cudnn_reason_;
 };
 
 }  // namespace
 
-void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count) {
-  StepBuilder(g, state, stats, sm_count).build();
+void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
+                      int sm_count, bool skinny_gemm) {
+  StepBuilder(g, state, stats, sm_count, skinny_gemm).build();
 }
 
 }  // namespace gf::cuda

@@ -15,7 +15,8 @@ namespace gf::cuda {
 namespace {
 
 // Buffers besides the values (whose ids are >= 0). The library workspace is one buffer that
-// every library step writes: such steps never overlap.
+// every library step writes: such steps never overlap. A kernel step's private buffer is none
+// of them (reads_and_writes leaves it out): no other step uses it, so it orders nothing.
 constexpr int64_t kWorkspaceBuffer = -1;
 constexpr int64_t kBindingTable = -2;
 constexpr int64_t kCallerOutputs = -3;

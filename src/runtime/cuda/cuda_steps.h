@@ -30,15 +30,24 @@ namespace gf::cuda {
 // cuBLASLt's recommended workspace on Hopper.
 inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
 
+// A kernel step's table entry for its private buffer (CudaStep::private_buffer); never a value.
+inline constexpr ValueId kStepPrivateBuffer = -2;
+
 struct CudaStep {
   enum class Kind { kKernel, kGemm, kConv, kHost };
   Kind kind = Kind::kHost;
   std::string label;  // what the step runs, for errors
 
-  // kKernel: a generated or anchor kernel; `buffers` in its table order.
+  // kKernel: a generated or anchor kernel; `buffers` in its table order. An entry
+  // kStepPrivateBuffer stands for `private_buffer`: `private_bytes` of device memory that only
+  // this step uses (a k-split GEMM's counters and partial sums), zeroed once when the program is
+  // built and kept as long as it lives. No value lives there, so it is in no lifetime, arena
+  // piece or graph edge; the kernel leaves it as it found it.
   codegen::CudaKernelSource kernel;
   std::vector<ValueId> buffers;
   std::vector<bool> is_output;
+  uint64_t private_bytes = 0;
+  DeviceBuffer private_buffer;
   CUfunction fn = nullptr;
   size_t table_index = 0;  // its first entry in the program's pointer table
 
@@ -99,9 +108,10 @@ struct CudaProgramState {
 };
 
 // Turns the fusion plan of `g` into steps (kernels not yet compiled) and fills the step counts
-// of `stats`. Needs a current context for the library objects.
+// of `stats`. Needs a current context for the library objects. `skinny_gemm`: decode-shaped
+// products run as skinny GEMM kernels (skinny_gemm_step.h) instead of cuBLASLt.
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count);
+                      int sm_count, bool skinny_gemm);
 
 // Enqueues a library step (kGemm, kConv) on `stream`.
 void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step, CUstream stream);

@@ -1,0 +1,200 @@
+#include "runtime/cuda/skinny_gemm_step.h"
+
+#include <algorithm>
+
+#include "codegen/common/kernel_exprs.h"
+#include "fusion/op_costs.h"
+#include "graphfuse/error.h"
+#include "runtime/cuda/gemm_plan.h"
+
+namespace gf::cuda {
+
+// A product of M rows does 2M flops per element of W it reads: at M <= 16 at most 16 per byte
+// (8 in f32), a tenth of the ~180 an H200 needs to be compute-bound (790 TFLOP/s over 4.3 TB/s).
+// Its time is W's bytes over the bandwidth reached reading them: the skinny kernel streams W at
+// over 3 TB/s, while cuBLASLt, whose tiles hold 64 rows and more, ran GPT-2's one-token products
+// at about 17% of HBM bandwidth (bench_skinny_gemm measures both). 16 rows is the kernel's range.
+bool prefers_skinny_gemm(int64_t rows) {
+  return rows >= 1 && rows <= codegen::kSkinnyGemmMaxRows;
+}
+
+namespace {
+
+using codegen::SkinnyActivation;
+
+// What the kernel can still add to the product, in the order it adds them.
+enum class Stage { kBias, kActivation, kResidual, kDone };
+
+struct Match {
+  codegen::SkinnyGemmSpec spec;
+  ValueId a = kNoValue, w = kNoValue, bias = kNoValue, residual = kNoValue, c = kNoValue;
+  std::vector<NodeId> nodes;
+};
+
+std::vector<int64_t> dims_of(const Graph& g, ValueId v) {
+  return g.value(v).type.shape.static_dims();
+}
+DType dtype_of(const Graph& g, ValueId v) {
+  return g.value(v).type.dtype;
+}
+
+bool contains(const std::vector<NodeId>& ids, NodeId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// The product alone, or nullopt when the anchor is not a decode-shaped product.
+std::optional<Match> match_product(const Graph& g, NodeId anchor) {
+  const Node& n = g.node(anchor);
+  if (n.op != Op::kMatMul && n.op != Op::kGemm) return std::nullopt;
+  GemmPlan p;
+  try {
+    p = plan_gemm(g, n, false);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    return std::nullopt;
+  }
+  const GemmSpec& s = p.spec;
+  if (p.calls.size() != 1 || s.batch != 1 || s.trans_a || !prefers_skinny_gemm(s.m))
+    return std::nullopt;
+  if (dtype_of(g, p.b) != s.dtype || dtype_of(g, p.c) != s.dtype) return std::nullopt;
+  Match m;
+  m.spec.dtype = s.dtype;
+  m.spec.m = s.m;
+  m.spec.n = s.n;
+  m.spec.k = s.k;
+  m.spec.w_transposed = s.trans_b;  // a Gemm's transB: W stored [n, k]
+  m.spec.has_bias = p.bias != kNoValue;
+  m.a = p.a;
+  m.w = p.b;
+  m.bias = p.bias;
+  m.c = p.c;
+  m.nodes = {anchor};
+  return m;
+}
+
+// The one node of `group` that reads `v`, reading it once; kNoNode when `v` is read outside the
+// group (or is a graph output), twice, or not at all.
+NodeId sole_reader(const Graph& g, const fusion::Group& group, ValueId v) {
+  if (std::find(group.outputs.begin(), group.outputs.end(), v) != group.outputs.end())
+    return kNoNode;
+  NodeId reader = kNoNode;
+  int reads = 0;
+  for (NodeId id : group.nodes) {
+    for (ValueId in : g.node(id).inputs) {
+      if (in != v) continue;
+      reader = id;
+      ++reads;
+    }
+  }
+  return reads == 1 ? reader : kNoNode;
+}
+
+// `other` adds one value per column to `x` (the product, perhaps reshaped): n values along x's
+// last dim, every other dim 1. With n = 1 a single value adds to every element.
+bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n) {
+  if (other.size() > x.size()) return false;
+  for (size_t d = 0; d + 1 < other.size(); ++d)
+    if (other[d] != 1) return false;
+  const int64_t count = other.empty() ? 1 : other.back();
+  return count == n && (n == 1 || x.back() == n);
+}
+
+std::optional<SkinnyActivation> activation_of(const Node& n) {
+  if (n.op == Op::kRelu) return SkinnyActivation::kRelu;
+  if (n.op != Op::kGelu) return std::nullopt;
+  const std::string approximate = n.attrs.get_string("approximate", "none");
+  if (approximate == "none") return SkinnyActivation::kGeluErf;
+  if (approximate == "tanh") return SkinnyActivation::kGeluTanh;
+  return std::nullopt;
+}
+
+// Extends `m` along the group's epilogue while each next node is what the kernel adds next.
+void match_epilogue(const Graph& g, const fusion::Group& group, Match& m) {
+  const DType dtype = m.spec.dtype;
+  Stage stage = m.spec.has_bias ? Stage::kActivation : Stage::kBias;
+  ValueId x = m.c;
+  for (NodeId id = sole_reader(g, group, x); id != kNoNode; id = sole_reader(g, group, x)) {
+    const Node& n = g.node(id);
+    if (n.outputs.size() != 1 || dtype_of(g, n.outputs[0]) != dtype) break;
+    const std::vector<int64_t> x_dims = dims_of(g, x);
+    const std::optional<SkinnyActivation> activation = activation_of(n);
+    if (fusion::is_metadata_view(n.op) && n.inputs[0] == x) {
+      // Relabels the product's elements, in their order.
+    } else if (activation && stage <= Stage::kActivation) {
+      m.spec.activation = *activation;
+      stage = Stage::kResidual;
+    } else if (n.op == Op::kAdd && dims_of(g, n.outputs[0]) == x_dims) {
+      const ValueId other = n.inputs[0] == x ? n.inputs[1] : n.inputs[0];
+      const NodeId producer = g.value(other).producer;
+      // The kernel reads `other` as stored: nothing of the group may compute it.
+      if (dtype_of(g, other) != dtype || (producer != kNoNode && contains(group.nodes, producer)))
+        break;
+      const std::vector<int64_t> other_dims = dims_of(g, other);
+      if (stage == Stage::kBias && is_bias_row(other_dims, x_dims, m.spec.n)) {
+        m.spec.has_bias = true;
+        m.bias = other;
+        stage = Stage::kActivation;
+      } else if (stage <= Stage::kResidual && other_dims == x_dims) {
+        m.spec.has_residual = true;
+        m.residual = other;
+        stage = Stage::kDone;
+      } else {
+        break;
+      }
+    } else {
+      break;
+    }
+    m.nodes.push_back(id);
+    x = n.outputs[0];
+  }
+  m.c = x;
+}
+
+std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
+  std::string out;
+  for (NodeId id : nodes) {
+    const Node& n = g.node(id);
+    out += (out.empty() ? "" : ", ") + std::string(op_name(n.op)) + " (" + n.name + ")";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Group& group,
+                                               const std::string& name, int sm_count) {
+  GF_ASSERT(group.kind == fusion::GroupKind::kGemm && group.anchor != kNoNode,
+            "skinny_gemm_step takes a GEMM group");
+  std::optional<Match> m = match_product(g, group.anchor);
+  if (!m) return std::nullopt;
+  match_epilogue(g, group, *m);
+  SkinnyGemmStep out;
+  out.spec = m->spec;
+  out.nodes = m->nodes;
+  CudaStep& s = out.step;
+  s.kind = CudaStep::Kind::kKernel;
+  try {
+    s.kernel = codegen::emit_skinny_gemm_kernel(m->spec, name, sm_count);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kUnsupported) throw;
+    return std::nullopt;  // sizes past the kernel's index range: cuBLASLt takes them
+  }
+  const std::string fused = describe_nodes(g, m->nodes);
+  s.kernel.source = "// fused: " + codegen::comment_safe(fused) + "\n" + s.kernel.source;
+  s.label = "skinny GEMM " + name + " (" + m->spec.to_string() + "; " + fused + ")";
+  using codegen::SkinnyBuffer;
+  for (SkinnyBuffer role : codegen::skinny_gemm_buffers(m->spec, sm_count)) {
+    GF_ASSERT(role != SkinnyBuffer::kWUp, "a single product has no up-projection");
+    s.buffers.push_back(role == SkinnyBuffer::kA          ? m->a
+                        : role == SkinnyBuffer::kW        ? m->w
+                        : role == SkinnyBuffer::kBias     ? m->bias
+                        : role == SkinnyBuffer::kResidual ? m->residual
+                        : role == SkinnyBuffer::kC        ? m->c
+                                                          : kStepPrivateBuffer);
+    s.is_output.push_back(role == SkinnyBuffer::kC);
+  }
+  s.private_bytes = codegen::skinny_gemm_workspace_bytes(m->spec, sm_count);
+  return out;
+}
+
+}  // namespace gf::cuda

@@ -1,0 +1,85 @@
+// The CUDA executor's skinny GEMM steps on the GPU (label gpu), against the reference
+// interpreter: every case of skinny_gemm_step_cases.h (M = 1..16 in one graph; f32, f16, bf16;
+// MatMul W [K, N] and Gemm transB W [N, K]; no epilogue, bias, bias + Relu, bias + GELU,
+// residual; K and N off the tiles) in graph and eager mode, twice each (the second run finds the
+// k-split workspaces as the first left them), with stats that show sixteen skinny kernels and
+// nothing else; with SessionOptions::skinny_gemm off the same products run through cuBLASLt.
+// In graph mode the sixteen independent products may run concurrently: each step's workspace
+// is its own. Skips without a GPU.
+#ifdef GF_HAVE_CUDA
+
+#include "cuda_backend_util.h"
+#include "gpu_test_util.h"
+#include "skinny_gemm_step_cases.h"
+
+namespace gf {
+namespace {
+
+class CudaSkinnyGemmSteps : public testing::CudaDeviceTest {};
+
+// The reference rounds every op of a decomposed GELU to 16 bits; the kernel rounds once.
+double tolerance_scale(const testing::SkinnyStepCase& c) {
+  return c.epilogue == testing::SkinnyEpilogue::kBiasGelu && c.dtype != DType::kF32 ? 2 : 1;
+}
+
+void expect_outputs_match(const Session& s, const std::vector<Tensor>& inputs,
+                          const std::vector<Tensor>& want, double tol_scale) {
+  for (int run = 0; run < 2; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const std::vector<Tensor> got = s.run(inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      SCOPED_TRACE("output y" + std::to_string(i + 1));
+      testing::expect_matches(got[i], want[i], tol_scale);
+    }
+  }
+}
+
+TEST_F(CudaSkinnyGemmSteps, EveryRowCountDtypeLayoutAndEpilogueMatchesTheReference) {
+  const std::vector<testing::SkinnyStepCase> cases = testing::skinny_step_cases();
+  uint32_t seed = 1;
+  for (const testing::SkinnyStepCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<Tensor> inputs = testing::random_inputs(c.graph, {-1, 1}, seed++);
+    const std::vector<Tensor> want = ref::run_graph(c.graph, inputs);
+    for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+      SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph mode" : "eager");
+      SessionOptions o{Device::kCuda};
+      o.mode = mode;
+      const Session s(c.graph, o);
+      expect_outputs_match(s, inputs, want, tolerance_scale(c));
+      const SessionStats st = s.stats();
+      EXPECT_EQ(st.skinny_gemm_steps, 16);
+      EXPECT_EQ(st.fused_kernels, 16) << "an epilogue kernel is left";
+      EXPECT_EQ(st.library_calls, 0);
+      EXPECT_EQ(st.reference_steps, 0);
+      EXPECT_EQ(st.graph_nodes > 0, mode == ExecutionMode::kGraph);
+    }
+    SessionOptions off{Device::kCuda};
+    off.skinny_gemm = false;
+    const Session s(c.graph, off);
+    expect_outputs_match(s, inputs, want, tolerance_scale(c));
+    const SessionStats st = s.stats();
+    EXPECT_EQ(st.skinny_gemm_steps, 0);
+    EXPECT_EQ(st.library_calls, 16);
+  }
+}
+
+TEST_F(CudaSkinnyGemmSteps, SeventeenRowsRunThroughCublasLt) {
+  GraphBuilder b("rows17");
+  std::mt19937 rng(3);
+  b.output(b.matmul(b.input("x", DType::kF16, Shape{17, 96}),
+                    b.constant("w", testing::skinny_uniform(rng, {96, 80}, 0.1f, DType::kF16))),
+           "y");
+  const Graph g = b.build();
+  const std::vector<Tensor> inputs = testing::random_inputs(g, {-1, 1}, 4);
+  const Session s(g, SessionOptions{Device::kCuda});
+  expect_outputs_match(s, inputs, ref::run_graph(g, inputs), 1);
+  EXPECT_EQ(s.stats().skinny_gemm_steps, 0);
+  EXPECT_EQ(s.stats().library_calls, 1);
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA

@@ -1,0 +1,274 @@
+// The CUDA executor's skinny GEMM steps without a GPU (runtime/cuda/skinny_gemm_step.h): which
+// products take them, which epilogue nodes their kernel fuses and where it stops, the buffers
+// of a step (the k-split workspace as its private buffer, outside every lifetime), how the step
+// builder hands the rest of an epilogue to a generated kernel, and every case of
+// tests/gpu/skinny_gemm_step_cases.h matched whole and compiled by NVRTC for sm_90. Running them
+// is tests/gpu/test_cuda_skinny_gemm_steps.cpp.
+#ifdef GF_HAVE_CUDA
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "fusion/op_costs.h"
+#include "fusion/plan.h"
+#include "gpu/skinny_gemm_step_cases.h"
+#include "passes/split_gemm_scaling.h"
+#include "runtime/cuda/skinny_gemm_step.h"
+#include "runtime/session_programs.h"
+#include "test_util.h"
+#ifdef GF_HAVE_ONNX
+#include "graphfuse/npy.h"
+#include "graphfuse/onnx.h"
+#include "runtime/cpu/reference/interpreter.h"
+#endif
+
+namespace gf {
+namespace {
+
+using codegen::SkinnyActivation;
+using testing::SkinnyEpilogue;
+constexpr int kSms = 132;
+
+// The graph as the executor builds its steps from: specialised (passes run), Gemm scaling split.
+Graph prepared(const Graph& g) {
+  std::vector<std::vector<int64_t>> dims;
+  for (ValueId v : g.inputs()) dims.push_back(g.value(v).type.shape.static_dims());
+  Graph s = specialise(g, dims, SessionOptions{Device::kCuda});
+  split_gemm_scaling(s);
+  return s;
+}
+
+const fusion::Group& gemm_group(const fusion::Plan& plan) {
+  const auto it = std::find_if(plan.groups.begin(), plan.groups.end(),
+                               [](const fusion::Group& group) { return group.kind == fusion::GroupKind::kGemm; });
+  GF_ASSERT(it != plan.groups.end(), "the test graph has a GEMM");
+  return *it;
+}
+
+std::vector<std::string> op_names(const Graph& g, std::vector<NodeId> nodes) {
+  std::vector<std::string> out;
+  for (NodeId id : nodes) out.emplace_back(op_name(g.node(id).op));
+  return out;
+}
+
+// The step of the graph's one GEMM group.
+std::optional<cuda::SkinnyGemmStep> step_of(const Graph& g) {
+  const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
+  return cuda::skinny_gemm_step(g, gemm_group(plan), "gf_skinny_test", kSms);
+}
+
+// The value in the step's output entry.
+ValueId written(const cuda::CudaStep& s) {
+  std::vector<ValueId> out;
+  for (size_t i = 0; i < s.buffers.size(); ++i)
+    if (s.is_output[i]) out.push_back(s.buffers[i]);
+  EXPECT_EQ(out.size(), 1u);
+  return out.empty() ? kNoValue : out[0];
+}
+
+TEST(SkinnyGemmSteps, ProductsOfOneToSixteenRowsTakeTheSkinnyKernel) {
+  EXPECT_FALSE(cuda::prefers_skinny_gemm(0));
+  EXPECT_TRUE(cuda::prefers_skinny_gemm(1));
+  EXPECT_TRUE(cuda::prefers_skinny_gemm(16));
+  EXPECT_FALSE(cuda::prefers_skinny_gemm(17));
+  auto product = [](Shape a, Shape w, Attributes attrs = {}, Op op = Op::kMatMul) {
+    GraphBuilder b;
+    b.output(b.op1(op, {b.input("a", DType::kF32, std::move(a)), b.input("w", DType::kF32, std::move(w))},
+                   std::move(attrs)));
+    return prepared(b.build());
+  };
+  // Rows counted after folding the batch dims, as plan_gemm folds them.
+  const std::optional<cuda::SkinnyGemmStep> folded = step_of(product(Shape{2, 8, 40}, Shape{40, 24}));
+  ASSERT_TRUE(folded.has_value());
+  EXPECT_EQ(folded->spec.m, 16);
+  EXPECT_EQ(folded->spec.n, 24);
+  EXPECT_EQ(folded->spec.k, 40);
+  EXPECT_FALSE(folded->spec.w_transposed);
+  EXPECT_FALSE(step_of(product(Shape{3, 6, 40}, Shape{40, 24})).has_value());  // 18 rows
+  // A vector is one row; a W per batch entry is not one product.
+  EXPECT_EQ(step_of(product(Shape{40}, Shape{40, 24}))->spec.m, 1);
+  EXPECT_FALSE(step_of(product(Shape{2, 3, 40}, Shape{2, 40, 24})).has_value());
+  // Gemm: transB is W stored [n, k]; transA has no skinny form.
+  const std::optional<cuda::SkinnyGemmStep> linear =
+      step_of(product(Shape{5, 40}, Shape{24, 40}, {{"transB", int64_t{1}}}, Op::kGemm));
+  ASSERT_TRUE(linear.has_value());
+  EXPECT_TRUE(linear->spec.w_transposed);
+  EXPECT_EQ(linear->spec.n, 24);
+  EXPECT_FALSE(step_of(product(Shape{40, 5}, Shape{40, 24}, {{"transA", int64_t{1}}}, Op::kGemm)).has_value());
+}
+
+TEST(SkinnyGemmSteps, EpilogueStopsWhereTheKernelsOrderEnds) {
+  // Relu then a bias row: the kernel adds its bias before the activation, so the Add stays.
+  GraphBuilder b;
+  Tensor bias(DType::kF32, {48});
+  const ValueId relu = b.unary(Op::kRelu, b.matmul(b.input("x", DType::kF32, Shape{3, 64}),
+                                                   b.input("w", DType::kF32, Shape{64, 48})));
+  b.output(b.add(relu, b.constant("bias", bias)), "y");
+  const Graph g = prepared(b.build());
+  const std::optional<cuda::SkinnyGemmStep> s = step_of(g);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(op_names(g, s->nodes), (std::vector<std::string>{"MatMul", "Relu"}));
+  EXPECT_EQ(s->spec.activation, SkinnyActivation::kRelu);
+  EXPECT_FALSE(s->spec.has_bias);
+  EXPECT_EQ(g.node(g.value(written(s->step)).producer).op, Op::kRelu);
+}
+
+TEST(SkinnyGemmSteps, AValueReadOutsideTheGroupEndsTheFusedEpilogue) {
+  // h = x W + bias is an output too: the kernel writes h and the Gelu reads it back.
+  GraphBuilder b;
+  Tensor bias(DType::kF16, {40});
+  const ValueId h = b.add(b.matmul(b.input("x", DType::kF16, Shape{1, 2, 32}), b.input("w", DType::kF16, Shape{32, 40})),
+                          b.constant("bias", bias));
+  b.output(h);
+  b.output(b.gelu(h, true));
+  const Graph g = prepared(b.build());
+  const std::optional<cuda::SkinnyGemmStep> s = step_of(g);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(op_names(g, s->nodes), (std::vector<std::string>{"MatMul", "Add"}));
+  EXPECT_TRUE(s->spec.has_bias);
+  EXPECT_EQ(s->spec.activation, SkinnyActivation::kNone);
+  const ValueId h_out = written(s->step);
+  EXPECT_EQ(g.node(g.value(h_out).producer).op, Op::kAdd);
+  EXPECT_NE(std::find(g.outputs().begin(), g.outputs().end(), h_out), g.outputs().end());
+}
+
+TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
+  // MatMul, Relu (fused), then Add of a bias row after the activation (not fused): two kernel
+  // steps, the second reading what the first wrote. No library call, so no device is needed.
+  GraphBuilder b;
+  Tensor bias(DType::kF32, {48}), w(DType::kF32, {64, 48});
+  const ValueId relu = b.unary(Op::kRelu, b.matmul(b.input("x", DType::kF32, Shape{3, 64}), b.constant("w", w)));
+  b.output(b.add(relu, b.constant("bias", bias)), "y");
+  const Graph g = prepared(b.build());
+  cuda::CudaProgramState state;
+  cuda::CudaProgramStats stats;
+  cuda::build_cuda_steps(g, state, stats, kSms, true);
+  EXPECT_EQ(stats.skinny_gemm_steps, 1);
+  EXPECT_EQ(stats.generated_kernels, 2);
+  EXPECT_EQ(stats.library_calls, 0);
+  ASSERT_EQ(state.steps.size(), 2u);
+  const cuda::CudaStep& skinny = state.steps[0];
+  const cuda::CudaStep& rest = state.steps[1];
+  EXPECT_EQ(skinny.kind, cuda::CudaStep::Kind::kKernel);
+  EXPECT_NE(skinny.kernel.source.find("// fused: MatMul"), std::string::npos);
+  const ValueId relu_out = written(skinny);
+  EXPECT_EQ(g.node(g.value(relu_out).producer).op, Op::kRelu);
+  EXPECT_NE(std::find(rest.buffers.begin(), rest.buffers.end(), relu_out), rest.buffers.end());
+  // 64 rows of k over 3 rows of 48 columns: the kernel splits k, so it has a private buffer,
+  // which is no value: lifetimes and graph edges never see it.
+  ASSERT_GT(skinny.private_bytes, 0u);
+  EXPECT_EQ(std::count(skinny.buffers.begin(), skinny.buffers.end(), cuda::kStepPrivateBuffer), 1);
+  const StepBuffers uses = skinny.reads_and_writes(g);
+  for (ValueId v : uses.reads) EXPECT_GE(v, 0);
+  EXPECT_EQ(uses.reads.size(), 2u);  // x and w
+  EXPECT_EQ(uses.writes, std::vector<ValueId>{relu_out});
+}
+
+// Per case and row count, the spec the whole epilogue should give.
+void expect_spec(const testing::SkinnyStepCase& c, const codegen::SkinnyGemmSpec& s) {
+  const bool bias_epilogue = c.epilogue == SkinnyEpilogue::kBias || c.epilogue == SkinnyEpilogue::kBiasRelu ||
+                             c.epilogue == SkinnyEpilogue::kBiasGelu;
+  const bool residual = c.epilogue == SkinnyEpilogue::kResidual;
+  // A MatMul's residual of one row, [1, N], is a bias row: added at the same point.
+  const bool residual_as_bias = residual && !c.gemm && s.m == 1;
+  EXPECT_EQ(s.dtype, c.dtype);
+  EXPECT_EQ(s.n, c.n);
+  EXPECT_EQ(s.k, c.k);
+  EXPECT_EQ(s.w_transposed, c.gemm);
+  EXPECT_EQ(s.has_bias, bias_epilogue || (residual && c.gemm) || residual_as_bias);
+  EXPECT_EQ(s.has_residual, residual && !residual_as_bias);
+  const SkinnyActivation act = c.epilogue == SkinnyEpilogue::kBiasRelu ? SkinnyActivation::kRelu
+                               : c.epilogue != SkinnyEpilogue::kBiasGelu ? SkinnyActivation::kNone
+                               : c.gemm                                  ? SkinnyActivation::kGeluTanh
+                                                                         : SkinnyActivation::kGeluErf;
+  EXPECT_EQ(s.activation, act);
+}
+
+TEST(SkinnyGemmSteps, EveryCaseIsSixteenSkinnyKernelsWithTheirWholeEpilogue) {
+  codegen::NvrtcOptions cache;
+  cache.cache_dir = std::filesystem::temp_directory_path() / ("gf_test_skinny_steps_" + std::to_string(getpid()));
+  codegen::NvrtcCompiler compiler(cache);
+  std::vector<std::string> sources;
+  const std::vector<testing::SkinnyStepCase> cases = testing::skinny_step_cases();
+  ASSERT_EQ(cases.size(), 30u);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const testing::SkinnyStepCase& c = cases[i];
+    SCOPED_TRACE(c.name);
+    const Graph g = prepared(c.graph);
+    const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
+    std::set<int64_t> rows;
+    for (const fusion::Group& group : plan.groups) {
+      if (group.kind == fusion::GroupKind::kView) {  // aliases, no kernel
+        for (NodeId id : group.nodes) EXPECT_TRUE(fusion::is_metadata_view(g.node(id).op));
+        continue;
+      }
+      ASSERT_EQ(group.kind, fusion::GroupKind::kGemm) << describe_node(g, g.node(group.nodes[0]));
+      const std::optional<cuda::SkinnyGemmStep> s =
+          cuda::skinny_gemm_step(g, group, "gf_skinny_" + std::to_string(group.id), kSms);
+      ASSERT_TRUE(s.has_value());
+      SCOPED_TRACE(s->spec.to_string());
+      std::vector<NodeId> taken = s->nodes, all = group.nodes;
+      std::sort(taken.begin(), taken.end());
+      std::sort(all.begin(), all.end());
+      EXPECT_EQ(taken, all) << "the kernel left part of the epilogue";
+      expect_spec(c, s->spec);
+      ASSERT_EQ(group.outputs.size(), 1u);
+      EXPECT_EQ(written(s->step), group.outputs[0]);
+      EXPECT_EQ(s->step.private_bytes, codegen::skinny_gemm_workspace_bytes(s->spec, kSms));
+      EXPECT_EQ(std::count(s->step.buffers.begin(), s->step.buffers.end(), cuda::kStepPrivateBuffer),
+                s->step.private_bytes > 0 ? 1 : 0);
+      rows.insert(s->spec.m);
+      // NVRTC takes a while per kernel: one row count per case, a different one each time.
+      if (s->spec.m == static_cast<int64_t>(i % 16) + 1) sources.push_back(s->step.kernel.source);
+    }
+    EXPECT_EQ(rows.size(), 16u);
+    EXPECT_EQ(*rows.begin(), 1);
+    EXPECT_EQ(*rows.rbegin(), 16);
+  }
+  EXPECT_EQ(sources.size(), cases.size());
+  EXPECT_NO_THROW(compiler.compile_all(sources, 90));
+  std::filesystem::remove_all(cache.cache_dir);
+}
+
+#ifdef GF_HAVE_ONNX
+TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue) {
+  // The TorchScript export: Gemm (bias in C) -> Reshape -> Add (residual) and
+  // Gemm -> Reshape -> Gelu -> Reshape. No library call is left, so no device is needed (the
+  // embedding's Gather is a host step today, whatever the GEMMs do).
+  const std::filesystem::path data =
+      std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
+  OnnxImportOptions options;
+  options.input_shapes["input_ids"] = {1, 1};
+  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  const Graph g = prepared(import_onnx((data / "gpt2_tiny.torchscript.onnx").string(), options));
+  int products = 0;  // at one token, every product has one row
+  for (size_t i = 0; i < g.num_nodes(); ++i) {
+    const Op op = g.node(static_cast<NodeId>(i)).op;
+    products += op == Op::kGemm || op == Op::kMatMul;
+  }
+  cuda::CudaProgramState state;
+  cuda::CudaProgramStats stats;
+  cuda::build_cuda_steps(g, state, stats, kSms, true);
+  EXPECT_GT(products, 0);
+  EXPECT_EQ(stats.skinny_gemm_steps, products);
+  EXPECT_EQ(stats.library_calls, 0);
+  int with_gelu = 0, with_residual = 0;
+  for (const cuda::CudaStep& s : state.steps) {
+    if (s.label.rfind("skinny GEMM", 0) != 0) continue;
+    EXPECT_NE(s.label.find("+bias"), std::string::npos) << s.label;
+    with_gelu += s.label.find("Gelu") != std::string::npos;
+    with_residual += s.label.find("+residual") != std::string::npos;
+  }
+  EXPECT_GT(with_gelu, 0);
+  EXPECT_GT(with_residual, 0);
+}
+#endif
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
