@@ -159,10 +159,10 @@ TEST_P(CudaOnnxModels, MatchTheReferenceInterpreter) {
   const std::vector<Tensor> got = s.run(inputs);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(max_relative_error(got[i], want[i]), 1e-3) << "output " << i;
-  // The embeddings' gathers (indices read at run time) are generated kernels, not host steps.
+  // The gathers (embeddings, BERT's mask) read indices at run time in generated kernels, not in
+  // host steps.
   for (const std::string& r : s.stats().fallback_reasons) {
-    EXPECT_EQ(r.find("(Gather)"), std::string::npos) << r;
-    EXPECT_EQ(r.find("(GatherElements)"), std::string::npos) << r;
+    EXPECT_EQ(r.find("(Gather"), std::string::npos) << r;
   }
 }
 
