@@ -293,7 +293,7 @@ class GroupLowering {
       case Op::kGather: return gather_value(n, idx);
       case Op::kGatherElements: return gather_elements_value(n, idx);
       case Op::kGatherND: return gather_nd_value(n, idx);
-      default: unsupported(n, "this layout op reads data-dependent positions");
+      default: unsupported(n, "no lowering for this layout op");
     }
   }
 
@@ -326,11 +326,10 @@ class GroupLowering {
     const auto b = static_cast<ptrdiff_t>(n.attrs.get_int("batch_dims", 0));
     const auto q = static_cast<ptrdiff_t>(id.size());
     const int64_t k = id.back();
-    std::vector<ExprId> at(idx.begin(), idx.begin() + q - 1);  // batch and tuple
-    at.push_back(-1);
     std::vector<ExprId> src(idx.begin(), idx.begin() + b);
     for (int64_t j = 0; j < k; ++j) {
-      at.back() = b_.index_constant(j);
+      std::vector<ExprId> at(idx.begin(), idx.begin() + q - 1);  // batch and tuple
+      at.push_back(b_.index_constant(j));
       src.push_back(runtime_index(n, n.inputs[1], at, dd[static_cast<size_t>(b + j)]));
     }
     src.insert(src.end(), idx.begin() + q - 1, idx.end());  // slice
