@@ -1,8 +1,8 @@
-// Gather and GatherElements with indices that are inputs (read at run time), each followed by a
-// consumer it fuses with: every axis position, scalar and 1-d and 2-d indices, i32 and i64,
-// negative indices. Every index is in range, so the reference interpreter is their oracle. Shared
-// by the CPU tests (tests/unit/test_fused_cpu_gather.cpp), the CUDA code generator's NVRTC test
-// and the GPU tests (through tests/gpu/cuda_kernel_cases.h).
+// Gather, GatherElements and GatherND with indices that are inputs (read at run time), each
+// followed by a consumer it fuses with: every axis position, scalar and 1-d and 2-d indices, i32
+// and i64, negative indices. Every index is in range, so the reference interpreter is their
+// oracle. Shared by the CPU tests (tests/unit/test_fused_cpu_gather.cpp), the CUDA code
+// generator's NVRTC test and the GPU tests (through tests/gpu/cuda_kernel_cases.h).
 #pragma once
 
 #include <limits>
@@ -105,7 +105,7 @@ inline GatherCase gather_elements_case() {
 // Indices past both ends of their axis (the index types' extremes too), which the reference
 // rejects, with the outputs of a kernel that clamps each index into the axis after wrapping a
 // negative one once (-5 on an axis of 4 reads 0), worked out by hand. x[i][j] = 0.01 * (3i + j)
-// over [4, 3]; rows by i64, columns by i32, GatherElements along rows.
+// over [4, 3]; rows by i64, columns by i32, GatherElements along rows, GatherND by pairs.
 struct OutOfRangeCase {
   GatherCase gather;
   std::vector<std::vector<int64_t>> dims;  // per output
@@ -125,12 +125,15 @@ inline OutOfRangeCase out_of_range_case() {
   b.output(b.op1(Op::kGather, {x, rows}, axis_attr(0)), "by_rows");
   b.output(b.op1(Op::kGather, {x, cols}, axis_attr(1)), "by_cols");
   b.output(b.op1(Op::kGatherElements, {x, elems}, axis_attr(0)), "elements");
+  const ValueId pairs = b.input("pairs", DType::kI64, Shape::from_static({2, 2}));
+  b.output(b.op1(Op::kGatherND, {x, pairs}), "pairs");
   OutOfRangeCase c{{"gather_out_of_range",
                     b.build(),
                     {distinct_f32({4, 3}, 0.f), i64({6}, {4, -5, kI64Max, kI64Min, 100, -100}),
-                     int32s({3}, {3, kI32Min, kI32Max}), i64({2, 3}, {-9, 7, 2, kI64Min, 4, -1})}},
-                   {{6, 3}, {4, 3}, {2, 3}},
-                   {{}, {}, {}}};
+                     int32s({3}, {3, kI32Min, kI32Max}), i64({2, 3}, {-9, 7, 2, kI64Min, 4, -1}),
+                     i64({2, 2}, {5, -7, kI64Max, 1})}},
+                   {{6, 3}, {4, 3}, {2, 3}, {2}},
+                   {{}, {}, {}, {}}};
   auto x_at = [](int64_t i, int64_t j) { return 0.01f * static_cast<float>(3 * i + j); };
   for (int64_t r : {3, 0, 3, 0, 3, 0})
     for (int64_t j = 0; j < 3; ++j) c.values[0].push_back(x_at(r, j));
@@ -138,12 +141,31 @@ inline OutOfRangeCase out_of_range_case() {
     for (int64_t col : {2, 0, 2}) c.values[1].push_back(x_at(i, col));
   const int64_t element_rows[] = {0, 3, 2, 0, 3, 3};
   for (int64_t k = 0; k < 6; ++k) c.values[2].push_back(x_at(element_rows[k], k % 3));
+  c.values[3] = {x_at(3, 0), x_at(3, 1)};
   return c;
+}
+
+// GatherND: pairs of indices into [5, 4, 3] picking rows of 3 (batch_dims 0), and single
+// indices within each of 2 batches of [2, 5, 4] picking rows of 4 (batch_dims 1), minus one.
+inline GatherCase gather_nd_case() {
+  GraphBuilder b("gather_nd");
+  const ValueId x = b.input("x", DType::kF32, Shape::from_static({5, 4, 3}));
+  const ValueId pairs = b.input("pairs", DType::kI64, Shape::from_static({2, 3, 2}));
+  const ValueId y = b.input("y", DType::kF32, Shape::from_static({2, 5, 4}));
+  const ValueId rows = b.input("rows", DType::kI64, Shape::from_static({2, 3, 1}));
+  const ValueId one = b.constant_scalar(1.f, DType::kF32);
+  b.output(b.binary(Op::kSub, b.op1(Op::kGatherND, {x, pairs}), one), "pairs_picked");
+  b.output(b.binary(Op::kSub, b.op1(Op::kGatherND, {y, rows}, {{"batch_dims", int64_t{1}}}), one),
+           "rows_picked");
+  return {"gather_nd",
+          b.build(),
+          {distinct_f32({5, 4, 3}, 0.f), i64({2, 3, 2}, {4, 3, -5, 0, 2, -1, 0, 0, -1, -4, 3, 1}),
+           distinct_f32({2, 5, 4}, 1.f), i64({2, 3, 1}, {4, -5, 2, 0, 3, -1})}};
 }
 
 inline std::vector<GatherCase> gather_cases() {
   return {embedding_plus_position_case(), middle_axis_i32_case(), last_axis_2d_case(),
-          scalar_index_case(), computed_operands_case(), gather_elements_case()};
+          scalar_index_case(), computed_operands_case(), gather_elements_case(), gather_nd_case()};
 }
 
 }  // namespace gf::testing

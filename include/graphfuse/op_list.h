@@ -120,8 +120,8 @@
   X(Size, kOpaque, 1, 1, 1, 1)                                \
   X(ConstantOfShape, kOpaque, 1, 1, 1, 1)                     \
   X(Range, kOpaque, 3, 3, 1, 1)                               \
-  /* indexing that reads positions from data: never fused */  \
-  X(GatherND, kOpaque, 2, 2, 1, 1)                            \
+  /* indexing by tuples of positions read from data */        \
+  X(GatherND, kInjective, 2, 2, 1, 1)                         \
   /* GEMM-like: fusable with an elementwise epilogue */       \
   X(MatMul, kGemmLike, 2, 2, 1, 1)                            \
   X(Gemm, kGemmLike, 2, 3, 1, 1)                              \

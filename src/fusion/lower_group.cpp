@@ -1,7 +1,7 @@
 // Lowers a fusion group into the fused-kernel IR. Values are built on demand: the value of a
 // tensor at an index is an expression, obtained from its producer's rule (elementwise ops apply
 // their op to their inputs at the broadcast index; layout ops remap the index, the gathers with
-// an index they load) down to loads of the group's inputs.
+// indices they load) down to loads of the group's inputs.
 #include <cmath>
 #include <map>
 #include <set>
@@ -292,7 +292,8 @@ class GroupLowering {
       }
       case Op::kGather: return gather_value(n, idx);
       case Op::kGatherElements: return gather_elements_value(n, idx);
-      default: unsupported(n, "this layout op reads data-dependent positions");
+      case Op::kGatherND: return gather_nd_value(n, idx);
+      default: unsupported(n, "no lowering for this layout op");
     }
   }
 
@@ -315,6 +316,23 @@ class GroupLowering {
     const auto axis = static_cast<size_t>(normalized_axis(n, n.attrs.get_int("axis", 0), dd.size()));
     std::vector<ExprId> src = idx;
     src[axis] = runtime_index(n, n.inputs[1], idx, dd[axis]);
+    return value_at(n.inputs[0], src);
+  }
+
+  // GatherND: out[batch, tuple, slice] = data[batch, indices[batch, tuple, 0..k), slice], with
+  // batch_dims axes of batch and k the length of the indices' last axis.
+  ExprId gather_nd_value(const Node& n, const std::vector<ExprId>& idx) {
+    const std::vector<int64_t> dd = dims(n.inputs[0]), id = dims(n.inputs[1]);
+    const auto b = static_cast<ptrdiff_t>(n.attrs.get_int("batch_dims", 0));
+    const auto q = static_cast<ptrdiff_t>(id.size());
+    const int64_t k = id.back();
+    std::vector<ExprId> src(idx.begin(), idx.begin() + b);
+    for (int64_t j = 0; j < k; ++j) {
+      std::vector<ExprId> at(idx.begin(), idx.begin() + q - 1);  // batch and tuple
+      at.push_back(b_.index_constant(j));
+      src.push_back(runtime_index(n, n.inputs[1], at, dd[static_cast<size_t>(b + j)]));
+    }
+    src.insert(src.end(), idx.begin() + q - 1, idx.end());  // slice
     return value_at(n.inputs[0], src);
   }
 
