@@ -23,6 +23,13 @@ inline std::vector<Tensor> run_op(Op op, const std::vector<Tensor>& inputs, Attr
   return ref::run_node(node, inputs);
 }
 
+// Every element of `t` as a double (the expected values of expect_values).
+inline std::vector<double> doubles(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
+  return v;
+}
+
 inline Tensor run_op1(Op op, const std::vector<Tensor>& inputs, Attributes attrs = {}) {
   return run_op(op, inputs, std::move(attrs), 1)[0];
 }

@@ -13,6 +13,7 @@
 #ifdef GF_HAVE_ONNX
 #include "graphfuse/npy.h"
 #include "graphfuse/onnx.h"
+#include "recorded_models.h"
 #endif
 
 namespace gf {
@@ -138,9 +139,6 @@ TEST_F(CudaModels, ReshapeOfAnInputAliasesItsStorage) {
 }
 
 #ifdef GF_HAVE_ONNX
-std::string model_path(const std::string& file) {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data" / file).string();
-}
 
 struct OnnxCase {
   std::string file, prefix;
@@ -153,14 +151,9 @@ class CudaOnnxModels : public CudaModels, public ::testing::WithParamInterface<O
 
 TEST_P(CudaOnnxModels, MatchTheReferenceInterpreter) {
   const OnnxCase& c = GetParam();
-  OnnxImportOptions options;
-  std::vector<Tensor> inputs;
-  for (const std::string& name : c.inputs) {
-    inputs.push_back(read_npy(model_path(c.prefix + ".input." + name + ".npy")));
-    options.input_shapes[name] = inputs.back().dims();
-  }
-  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
-  const Graph g = import_onnx(model_path(c.file), options);
+  const testing::RecordedModel m = testing::load_recorded_model(c.file, c.prefix, c.inputs);
+  const Graph& g = m.graph;
+  const std::vector<Tensor>& inputs = m.inputs;
   const std::vector<Tensor> want = ref::run_graph(g, inputs);
   Session s(g, SessionOptions{Device::kCuda});
   const std::vector<Tensor> got = s.run(inputs);

@@ -20,6 +20,7 @@
 #ifdef GF_HAVE_ONNX
 #include "graphfuse/npy.h"
 #include "graphfuse/onnx.h"
+#include "recorded_models.h"
 #endif
 
 namespace gf {
@@ -307,15 +308,8 @@ struct Gpt2Export {
 };
 
 Gpt2Export load_gpt2_export() {
-  const std::filesystem::path data =
-      std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
-  Gpt2Export m;
-  m.inputs.push_back(read_npy((data / "gpt2_tiny.input.input_ids.npy").string()));
-  OnnxImportOptions options;
-  options.input_shapes["input_ids"] = m.inputs[0].dims();
-  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
-  m.graph = import_onnx((data / "gpt2_tiny.torchscript.onnx").string(), options);
-  return m;
+  testing::RecordedModel m = testing::load_recorded_model("gpt2_tiny.torchscript.onnx", "gpt2_tiny", {"input_ids"});
+  return Gpt2Export{std::move(m.graph), std::move(m.inputs)};
 }
 
 TEST_F(CudaReliability, HundredSessionCyclesOnGpt2GiveBackDeviceMemory) {

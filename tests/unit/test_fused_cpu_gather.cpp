@@ -17,12 +17,6 @@
 namespace gf {
 namespace {
 
-std::vector<double> doubles(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
-  return v;
-}
-
 using testing::GatherCase;
 
 void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double rtol,
@@ -31,7 +25,7 @@ void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want
   for (size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE("output " + std::to_string(i));
     EXPECT_EQ(got[i].dtype(), want[i].dtype());
-    testing::expect_values(got[i], want[i].dims(), doubles(want[i]), rtol, atol);
+    testing::expect_values(got[i], want[i].dims(), testing::doubles(want[i]), rtol, atol);
   }
 }
 

@@ -5,21 +5,11 @@
 
 #include "graphfuse/npy.h"
 #include "graphfuse/onnx.h"
+#include "recorded_models.h"
 #include "test_util.h"
 
 namespace gf {
 namespace {
-
-std::vector<double> doubles(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.element_as_double(i));
-  return v;
-}
-
-std::string model_path(const std::string& file) {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data" / file)
-      .string();
-}
 
 struct ModelCase {
   std::string file, prefix;
@@ -32,14 +22,9 @@ class FusedCpuModels : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(FusedCpuModels, RunWithoutReferenceStepsAndMatchTheReference) {
   const ModelCase& c = GetParam();
-  OnnxImportOptions options;
-  std::vector<Tensor> inputs;
-  for (const std::string& name : c.inputs) {
-    inputs.push_back(read_npy(model_path(c.prefix + ".input." + name + ".npy")));
-    options.input_shapes[name] = inputs.back().dims();
-  }
-  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
-  const Graph g = import_onnx(model_path(c.file), options);
+  const testing::RecordedModel m = testing::load_recorded_model(c.file, c.prefix, c.inputs);
+  const Graph& g = m.graph;
+  const std::vector<Tensor>& inputs = m.inputs;
   const std::vector<Tensor> want = ref::run_graph(g, inputs);
   Session session(g);
   const std::vector<Tensor> got = session.run(inputs);
@@ -48,7 +33,7 @@ TEST_P(FusedCpuModels, RunWithoutReferenceStepsAndMatchTheReference) {
     SCOPED_TRACE("output " + std::to_string(i));
     double scale = 0;
     for (int64_t j = 0; j < want[i].numel(); ++j) scale = std::max(scale, std::fabs(want[i].element_as_double(j)));
-    testing::expect_values(got[i], want[i].dims(), doubles(want[i]), 1e-4, 1e-4 * scale);
+    testing::expect_values(got[i], want[i].dims(), testing::doubles(want[i]), 1e-4, 1e-4 * scale);
   }
   const SessionStats st = session.stats();
   std::string reasons;

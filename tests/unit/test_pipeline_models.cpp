@@ -7,6 +7,7 @@
 #include "graphfuse/npy.h"
 #include "graphfuse/onnx.h"
 #include "passes/pipeline.h"
+#include "recorded_models.h"
 #include "test_pass_util.h"
 
 namespace gf {
@@ -14,28 +15,11 @@ namespace {
 
 using testing::count_ops;
 
-std::string model_path(const std::string& file) {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data" / file)
-      .string();
-}
+using Model = testing::RecordedModel;
 
-struct Model {
-  Graph graph;
-  std::vector<Tensor> inputs;
-};
-
-// Imports with the inputs' shapes bound and shape subgraphs folded, as a session would.
 Model load(const std::string& file, const std::string& prefix,
            const std::vector<std::string>& input_names) {
-  Model m;
-  OnnxImportOptions options;
-  for (const std::string& name : input_names) {
-    m.inputs.push_back(read_npy(model_path(prefix + ".input." + name + ".npy")));
-    options.input_shapes[name] = m.inputs.back().dims();
-  }
-  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
-  m.graph = import_onnx(model_path(file), options);
-  return m;
+  return testing::load_recorded_model(file, prefix, input_names);
 }
 
 // Runs the pipeline with verification after every pass and compares with the original graph.
