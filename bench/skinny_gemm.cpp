@@ -3,15 +3,16 @@
 // weights per product, so nothing is served from L2) are captured into one CUDA graph and timed
 // over replays with events.
 //
-//   bench_skinny_gemm [--json FILE] [--reps N]
+//   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
-// and [n, k]) at m = 1 and m = 8, and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
+// and [n, k]) at each m of --rows (default 1,8), and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
 // 11008; W [n, k], as Linear layers store them) at m = 1, four layers deep.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -192,14 +193,35 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
   return t;
 }
 
+// "1,2,8": each in 1..kSkinnyGemmMaxRows.
+std::vector<int64_t> parse_rows(const std::string& list) {
+  std::vector<int64_t> rows;
+  size_t at = 0;
+  while (at <= list.size()) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > codegen::kSkinnyGemmMaxRows) {
+      throw Error(ErrorCode::kInvalidArgument, "--rows '" + list + "': expected row counts in 1.." +
+                                                   std::to_string(codegen::kSkinnyGemmMaxRows) + ", comma separated");
+    }
+    rows.push_back(v);
+    at = comma + 1;
+  }
+  return rows;
+}
+
 int run(int argc, char** argv) {
   std::string json_path;
   int reps = 50;
+  std::vector<int64_t> row_counts{1, 8};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else throw Error(ErrorCode::kInvalidArgument, "usage: bench_skinny_gemm [--json FILE] [--reps N]");
+    else if (arg == "--rows" && i + 1 < argc) row_counts = parse_rows(argv[++i]);
+    else throw Error(ErrorCode::kInvalidArgument, "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...]");
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -219,7 +241,7 @@ int run(int argc, char** argv) {
   // GPT-2 stores W as [k, n]; the executor may lay constant weights out as [n, k] when it
   // uploads them, so both are measured.
   for (bool transposed : {false, true}) {
-    for (int64_t m : {1, 8}) {
+    for (int64_t m : row_counts) {
       Row r{transposed ? "gpt2-small step, 48 products, W[n,k]" : "gpt2-small step, 48 products, W[k,n]", m,
             transposed, {}};
       for (int layer = 0; layer < 12; ++layer) {
