@@ -2,7 +2,7 @@
 // no host<->device copies inside the timed region (`graphfuse run` times those too).
 //
 //   bench_model_latency MODEL.onnx --input NAME=FILE.npy ... [--precision fp32|tf32|fp16|bf16]
-//       [--mode graph|eager] [--iters N] [--warmup N] [--output-dir DIR] [--json FILE]
+//       [--mode graph|eager] [--programmatic-launch on|off] [--iters N] [--warmup N] [--output-dir DIR] [--json FILE]
 //
 // Imports the model with the inputs' shapes bound (shape subgraphs fold as `graphfuse run`
 // folds them), compiles a CUDA Session and its DeviceProgram, uploads the inputs once, then:
@@ -61,7 +61,8 @@ double seconds_since(Clock::time_point t) {
 }
 
 struct Options {
-  std::string model, precision = "fp32", mode = "graph", output_dir, json_path;
+  std::string model, precision = "fp32", mode = "graph", programmatic_launch = "on", output_dir,
+      json_path;
   std::vector<std::string> inputs;
   int iters = 100, warmup = 10;
 };
@@ -189,6 +190,7 @@ json stats_json(const SessionStats& st) {
   json j;
   j["graph_mode"] = st.graph_nodes > 0;
   j["graph_nodes"] = st.graph_nodes;
+  j["programmatic_edges"] = st.programmatic_edges;
   j["fused_kernels"] = st.fused_kernels;
   j["library_calls"] = st.library_calls;
   j["host_steps"] = st.reference_steps;
@@ -277,6 +279,11 @@ class Bench {
                   "--mode must be graph or eager, not '" + o_.mode + "'");
     }
     so.mode = o_.mode == "graph" ? ExecutionMode::kGraph : ExecutionMode::kEager;
+    if (o_.programmatic_launch != "on" && o_.programmatic_launch != "off") {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--programmatic-launch must be on or off, not '" + o_.programmatic_launch + "'");
+    }
+    so.programmatic_launch = o_.programmatic_launch == "on";
     std::map<std::string, Tensor> given;
     for (const std::string& arg : o_.inputs) {
       const size_t eq = arg.find('=');
@@ -416,6 +423,9 @@ int bench_main(int argc, char** argv) {
                  "fp32, tf32, fp16 or bf16 (fp16/bf16 convert f32 compute)")
       ->capture_default_str();
   app.add_option("--mode", o.mode, "graph (the program as one CUDA graph) or eager")
+      ->capture_default_str();
+  app.add_option("--programmatic-launch", o.programmatic_launch,
+                 "on: a kernel may start while the one before it finishes (graph mode, sm_90+)")
       ->capture_default_str();
   app.add_option("--iters", o.iters, "timed runs per pass (0: compile, run once and write outputs)")
       ->capture_default_str();

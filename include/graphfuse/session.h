@@ -41,6 +41,10 @@ struct SessionOptions {
   CpuBackend cpu_backend = CpuBackend::kFused;
   Precision precision = Precision::kFp32;
   ExecutionMode mode = ExecutionMode::kGraph;
+  // CUDA graph mode: a kernel may start while the kernel it depends on finishes (programmatic
+  // dependent launch, sm_90 and later), which hides most of the gap between dependent kernels.
+  // The results are the same either way; off is there to compare.
+  bool programmatic_launch = true;
   // CUDA: a MatMul or Gemm of 1..16 rows (batch dims folded in; a decode step's products) runs
   // as a generated skinny GEMM kernel that streams the weight once, with its bias, Relu/Gelu and
   // residual add fused, instead of cuBLASLt. Off, cuBLASLt runs every GEMM. The CPU ignores it.
@@ -106,6 +110,7 @@ struct SessionStats {
   uint64_t arena_bytes = 0;        // its arena (device memory for CUDA)
   uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
   int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
+  int programmatic_edges = 0;  // CUDA: of its graph's edges, those that let a kernel start early
   int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
 };
 

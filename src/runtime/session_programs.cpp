@@ -73,6 +73,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda::CudaProgramOptions cuda_options;
   cuda_options.allow_tf32 = options.precision == Precision::kTf32;
   cuda_options.use_graph = options.mode == ExecutionMode::kGraph;
+  cuda_options.programmatic_launch = options.programmatic_launch;
   if (resources) cuda_options.device_memory = resources->device_memory;
   cuda_options.skinny_gemm = options.skinny_gemm;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
@@ -139,6 +140,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.arena_bytes = s.arena_bytes;
   stats.arena_lower_bound = s.arena_lower_bound;
   stats.graph_nodes = s.graph_nodes;
+  stats.programmatic_edges = s.programmatic_edges;
 #endif
 }
 

@@ -18,6 +18,13 @@ class CudaDeviceTest : public ::testing::Test {
   }
 };
 
+// major * 10 + minor of device 0 (0 without one).
+inline int cuda_compute_capability() {
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) return 0;
+  return probe.devices.front().compute_major * 10 + probe.devices.front().compute_minor;
+}
+
 // Standard normal values.
 inline Tensor normal_f32(std::mt19937& rng, std::vector<int64_t> dims) {
   Tensor t(DType::kF32, std::move(dims));

@@ -21,6 +21,7 @@ struct RunOptions {
   std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph",
               skinny_gemm = "on";
   std::vector<std::string> disabled_passes;
+  std::string programmatic_launch = "on";
   int iterations = 10;
 };
 
@@ -99,6 +100,11 @@ int run_model(const RunOptions& o) {
     throw Error(ErrorCode::kInvalidArgument, "--mode must be eager or graph, not '" + o.mode + "'");
   }
   session_options.mode = o.mode == "graph" ? ExecutionMode::kGraph : ExecutionMode::kEager;
+  if (o.programmatic_launch != "on" && o.programmatic_launch != "off") {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--programmatic-launch must be on or off, not '" + o.programmatic_launch + "'");
+  }
+  session_options.programmatic_launch = o.programmatic_launch == "on";
   if (o.skinny_gemm != "on" && o.skinny_gemm != "off") {
     throw Error(ErrorCode::kInvalidArgument, "--skinny-gemm must be on or off, not '" + o.skinny_gemm + "'");
   }
@@ -136,6 +142,7 @@ int run_model(const RunOptions& o) {
                               ", \"precision\": " + json_string(o.precision) +
                               ", \"mode\": " + json_string(o.device == "cuda" ? o.mode : "cpu") +
                               ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
+                              ", \"programmatic_edges\": " + std::to_string(st.programmatic_edges) +
                               ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
                               ", \"library_calls\": " + std::to_string(st.library_calls) +
                               ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
@@ -174,6 +181,9 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--precision", o->precision, "fp32, tf32, fp16 or bf16 (the last three for cuda)")
       ->capture_default_str();
   sub->add_option("--mode", o->mode, "graph (one CUDA graph per run) or eager (cuda)")->capture_default_str();
+  sub->add_option("--programmatic-launch", o->programmatic_launch,
+                  "on: in graph mode a kernel may start while the one before it finishes (cuda, sm_90+)")
+      ->capture_default_str();
   sub->add_option("--skinny-gemm", o->skinny_gemm,
                   "on: GEMMs of 1..16 rows as skinny GEMM kernels; off: cuBLASLt for all (cuda)")
       ->capture_default_str();

@@ -105,8 +105,10 @@ CudaKernelSource AnchorWriter::finish(std::string_view body, std::string_view fu
       << constants_.str() << "\n"
       << body << "\n"
       << "extern \"C\" __global__ void __launch_bounds__(" << launch.block << ") " << name_
-      << "(void* const* buffers) { " << function << "(buffers); }\n";
+      << "(void* const* buffers) {\n  gf_grid_dependency_sync();\n  " << function
+      << "(buffers);\n}\n";
   src.source = out.str();
+  src.waits_for_prior_grids = true;
   return src;
 }
 

@@ -185,7 +185,8 @@ void CudaKernelWriter::write_header() {
        << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size() << " store(s).\n\n"
        << cuda_prelude() << "\n"
        << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads << ") " << k_.name
-       << "(void* const* buffers) {\n";
+       << "(void* const* buffers) {\n"
+       << "  gf_grid_dependency_sync();\n";
   for (size_t i = 0; i < k_.buffers.size(); ++i) {
     const fusion::KernelBuffer& b = k_.buffers[i];
     const std::string type = (b.is_output ? "" : "const ") + storage_c_type(b.dtype);
@@ -324,6 +325,7 @@ CudaKernelSource CudaKernelWriter::write() {
   result.index32 = exprs_.index32();
   result.persistent_rows = persistent_;
   result.alignment = alignment();
+  result.waits_for_prior_grids = true;  // write_header() syncs first
   write_header();
   if (schedule_ == CudaSchedule::kPointwise) {
     write_pointwise();

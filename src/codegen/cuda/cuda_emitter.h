@@ -92,6 +92,9 @@ struct CudaKernelSource {
   bool index32 = false;          // 32-bit index arithmetic
   bool persistent_rows = false;  // row values kept in registers between passes
   uint32_t alignment = 1;        // bytes every buffer pointer must be a multiple of
+  // The kernel calls gf_grid_dependency_sync() (the prelude) before it touches non-constant
+  // memory, so a CUDA graph may start it early behind a programmatic edge.
+  bool waits_for_prior_grids = false;
 };
 
 // `graph` supplies the attributes and names of the nodes that the kernel's kOp exprs came from.

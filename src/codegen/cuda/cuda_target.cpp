@@ -31,6 +31,28 @@ template <class T> static __device__ __forceinline__ T gf_shfl_xor(T v, int lane
 }
 )";
 
+// Programmatic dependent launch (sm_90 and later): in a CUDA graph, a kernel behind a
+// programmatic edge may start while the kernel before it still runs. It must call
+// gf_grid_dependency_sync() before it touches memory that kernel (or any earlier one) writes or
+// reads: the call waits until those kernels have finished and their writes are visible, then
+// lets the kernels behind this one start early in turn. Only constants (weights) may be read
+// before it. Without a programmatic edge both instructions return at once.
+constexpr const char* kGridDependencyHelpers = R"(
+static __device__ __forceinline__ void gf_grid_dependency_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Starts moving `bytes` (a multiple of 16, from a 16-byte aligned address) of constant data
+// towards L2, so that reading it after gf_grid_dependency_sync() costs less.
+static __device__ __forceinline__ void gf_prefetch_l2(const void* p, unsigned int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(p), "r"(bytes) : "memory");
+#endif
+}
+)";
+
 // Vector accesses: N elements of T as 16-byte pieces (or one smaller piece), so each is one
 // 128-bit (or narrower) load or store. `p` must be aligned to the piece size.
 constexpr const char* kVectorHelpers = R"(
@@ -103,7 +125,7 @@ Target cuda_target() {
 
 std::string cuda_prelude() {
   return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) + kWarpHelpers +
-         kVectorHelpers;
+         kGridDependencyHelpers + kVectorHelpers;
 }
 
 }  // namespace gf::codegen

@@ -23,7 +23,8 @@ namespace gf {
   X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)    \
   X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)            \
   X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)         \
-  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
+  X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent) X(cuLaunchKernelEx)        \
+  GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
 #define GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                                  \
@@ -33,9 +34,10 @@ namespace gf {
   X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
   X(cuGraphExecChildGraphNodeSetParams) X(cuGraphDestroyNode) X(cuGraphAddEventRecordNode)
 
-// Functions of CUDA 12.3 and later (conditional graph nodes), asked for in that version's form;
-// null where the driver is older, and the features that need them say so.
-#define GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
+// Functions of CUDA 12.3 and later (conditional graph nodes, edges with data), asked for in that
+// version's form; null where the driver is older, and the features that need them say so.
+#define GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
+  X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

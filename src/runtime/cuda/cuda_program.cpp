@@ -105,6 +105,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.device_memory = options.device_memory ? options.device_memory
                                            : std::make_shared<SessionDeviceMemory>();
   st.libraries.allow_tf32 = options.allow_tf32;
+  st.programmatic_edges = options.programmatic_launch && ctx.compute_capability() >= 90;
   build_cuda_steps(graph_, st, stats_, ctx.sm_count(), options.skinny_gemm);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
 
@@ -189,6 +190,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   } else {
     cuda_graph_ = ProgramGraph::build(graph_, st);
     stats_.graph_nodes = static_cast<int>(cuda_graph_->node_count());
+    stats_.programmatic_edges = static_cast<int>(cuda_graph_->programmatic_edges());
   }
 }
 

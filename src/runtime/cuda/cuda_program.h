@@ -42,6 +42,7 @@ struct ProgramSegment {
   size_t node_count = 0;  // nodes added, the two binding kernels included (1: a child graph)
   CUgraphNode_st* binding_node = nullptr;  // gf_bind_in's node (inside the child graph if any)
   CUgraphNode_st* child = nullptr;         // populate_child's node
+  size_t programmatic_edges = 0;  // of the edges added, those that let a kernel start early
 };
 
 class SessionDeviceMemory;
@@ -57,6 +58,10 @@ struct CudaProgramOptions {
   // GEMMs of 1..16 rows (decode steps) as generated skinny GEMM kernels with their epilogue
   // fused (skinny_gemm_step.h); off, cuBLASLt runs every GEMM.
   bool skinny_gemm = true;
+  // Graph mode: a kernel may start while the kernel it depends on finishes (programmatic
+  // dependent launch, sm_90 and later), hiding most of the gap between dependent kernels; our
+  // kernels wait for their inputs inside (gf_grid_dependency_sync). Off: plain edges.
+  bool programmatic_launch = true;
 };
 
 struct CudaProgramStats {
@@ -74,6 +79,7 @@ struct CudaProgramStats {
   uint64_t weight_bytes = 0;
   uint64_t workspace_bytes = 0;  // the library workspace and the steps' private buffers
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
+  int programmatic_edges = 0;  // of its edges, those that let a kernel start early
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };
 

@@ -105,11 +105,55 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
   return deps;
 }
 
+// A kernel node after `wait`; an edge from one of our kernel nodes is programmatic when `edges`
+// asks for them and the kernel syncs (it waits for its inputs inside).
+CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
+                            const CUDA_KERNEL_NODE_PARAMS& params, bool syncs, StepEdges* edges,
+                            const std::string& what) {
+  const CudaDriverApi& cu = cuda_driver();
+  const bool programmatic = edges != nullptr && edges->programmatic && syncs;
+  std::vector<CUgraphNode> full, early;
+  for (CUgraphNode n : wait) {
+    (programmatic && std::binary_search(edges->kernels.begin(), edges->kernels.end(), n) ? early
+                                                                                          : full)
+        .push_back(n);
+  }
+  CUgraphNode node = nullptr;
+  check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
+           "cuGraphAddKernelNode (" + what + ")");
+  if (!early.empty()) {
+    CUgraphEdgeData data{};
+    data.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    data.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    const std::vector<CUgraphEdgeData> edge_data(early.size(), data);
+    const std::vector<CUgraphNode> to(early.size(), node);
+    check_cu(cu.cuGraphAddDependencies(graph, early.data(), to.data(), edge_data.data(), early.size()),
+             "cuGraphAddDependencies (programmatic edges to " + what + ")");
+    edges->programmatic_count += static_cast<int>(early.size());
+  }
+  if (edges != nullptr) edges->kernels.insert(std::upper_bound(edges->kernels.begin(), edges->kernels.end(), node), node);
+  return node;
+}
+
+ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
+                        const Graph& g, const CudaProgramState& st,
+                        std::span<const uint64_t> addresses, bool programmatic) {
+  const size_t before = node_count(graph);
+  StepEdges edges;
+  edges.programmatic = programmatic && cuda_driver().cuGraphAddDependencies != nullptr;
+  ProgramSegment seg;
+  seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
+  edges.kernels.push_back(seg.entry);
+  seg.exit = add_bind_out(graph, add_steps(graph, {seg.entry}, g, st, &edges), g, st, &edges);
+  seg.node_count = node_count(graph) - before;
+  seg.programmatic_edges = static_cast<size_t>(edges.programmatic_count);
+  return seg;
+}
+
 }  // namespace
 
 std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
-                                   const Graph& g, const CudaProgramState& st) {
-  const CudaDriverApi& cu = cuda_driver();
+                                   const Graph& g, const CudaProgramState& st, StepEdges* edges) {
   const std::vector<std::vector<int>> deps = segment_dependencies(g, st);
   // Per command, the nodes a dependent must wait for (for a step with no work, what it waited
   // for); command 0 (gf_bind_in) stands for `start`.
@@ -140,10 +184,7 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
       void* params[] = {&table};
       CUDA_KERNEL_NODE_PARAMS kp =
           kernel_node_params(s.fn, l.grid, l.block, l.dynamic_shared_bytes, params);
-      CUgraphNode node = nullptr;
-      check_cu(cu.cuGraphAddKernelNode(&node, graph, wait.data(), wait.size(), &kp),
-               "cuGraphAddKernelNode (" + s.label + ")");
-      exits[c] = {node};
+      exits[c] = {add_kernel_node(graph, wait, kp, s.kernel.waits_for_prior_grids, edges, s.label)};
       continue;
     }
     // A library step: captured into this graph after `wait`; its last nodes are the capture's
@@ -188,16 +229,13 @@ CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
 }
 
 CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, const Graph& g,
-                         const CudaProgramState& st) {
+                         const CudaProgramState& st, StepEdges* edges) {
   const ProgramBindings& bindings = *st.bindings;
   BindOutParams out = bindings.out_params();
   auto args = out.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
       kernel_node_params(bindings.bind_out(), bindings.grid(), bindings.block(), 0, args.data());
-  CUgraphNode node = nullptr;
-  check_cu(cuda_driver().cuGraphAddKernelNode(&node, graph, deps.data(), deps.size(), &p),
-           "cuGraphAddKernelNode (binding the outputs of '" + g.name + "')");
-  return node;
+  return add_kernel_node(graph, deps, p, true, edges, "binding the outputs of '" + g.name + "'");
 }
 
 size_t node_count(CUgraph graph) {
@@ -238,12 +276,7 @@ GraphRollback::~GraphRollback() {
 ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
                                 const Graph& g, const CudaProgramState& st,
                                 std::span<const uint64_t> addresses) {
-  const size_t before = node_count(graph);
-  ProgramSegment seg;
-  seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
-  seg.exit = add_bind_out(graph, add_steps(graph, {seg.entry}, g, st), g, st);
-  seg.node_count = node_count(graph) - before;
-  return seg;
+  return populate(graph, caller_deps, num_deps, g, st, addresses, st.programmatic_edges);
 }
 
 ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_deps,
@@ -255,7 +288,7 @@ ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_d
   check_cu(cu.cuGraphCreate(&child, 0), "cuGraphCreate");
   ProgramSegment seg;
   try {
-    populate_program(child, nullptr, 0, g, st, addresses);
+    populate(child, nullptr, 0, g, st, addresses, false);
     // The node holds a copy of `child`.
     check_cu(cu.cuGraphAddChildGraphNode(&seg.child, graph, caller_deps, num_deps, child),
              "cuGraphAddChildGraphNode ('" + g.name + "')");

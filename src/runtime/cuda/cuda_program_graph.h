@@ -7,6 +7,13 @@
 //
 // populate_program adds these nodes to any graph, ours or a caller's (flat: no child graph);
 // ProgramGraph is the program's own graph, built and instantiated once, launched as one unit.
+//
+// Programmatic edges (CudaProgramState::programmatic_edges): an edge between two of our kernel
+// nodes whose later kernel calls gf_grid_dependency_sync() is made programmatic, so that kernel
+// is launched while the earlier one finishes and waits inside for its results; the gap between
+// dependent kernels mostly goes. Edges to or from anything else (library calls, the caller's
+// nodes, the final event) stay full dependencies, and so do all edges inside a child graph or a
+// loop or if body, where the driver's support is not assumed.
 #pragma once
 
 #include <cuda.h>
@@ -29,15 +36,23 @@ ProgramSegment populate_program(CUgraph graph, const CUgraphNode* deps, size_t n
                                 const Graph& g, const CudaProgramState& state,
                                 std::span<const uint64_t> addresses);
 
+// How add_steps and add_bind_out make their edges.
+struct StepEdges {
+  bool programmatic = false;  // make the eligible edges programmatic (see above)
+  std::vector<CUgraphNode> kernels;  // sorted: our kernel nodes so far, the sources it may use
+  int programmatic_count = 0;  // out: how many it made
+};
+
 // The parts of a segment, for the control-flow forms (program_control.h): the steps after
 // `start` (a step that waits for nothing else waits for these) and the nodes a node after them
 // must wait for; gf_bind_in after `deps`, bound to `addresses`; gf_bind_out after `deps`.
 std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
-                                   const Graph& g, const CudaProgramState& state);
+                                   const Graph& g, const CudaProgramState& state,
+                                   StepEdges* edges = nullptr);
 CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps, const Graph& g,
                         const CudaProgramState& state, std::span<const uint64_t> addresses);
 CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, const Graph& g,
-                         const CudaProgramState& state);
+                         const CudaProgramState& state, StepEdges* edges = nullptr);
 size_t node_count(CUgraph graph);
 
 // Removes the nodes added to a caller's graph since it was made, unless kept: a populate that
@@ -78,6 +93,7 @@ class ProgramGraph {
   // Not thread-safe: the program's run mutex serialises it with launches.
   void rebind(const CudaProgramState& state, std::span<const uint64_t> addresses) const;
   size_t node_count() const { return segment_.node_count; }
+  size_t programmatic_edges() const { return segment_.programmatic_edges; }
 
  private:
   ProgramGraph() = default;

@@ -97,6 +97,9 @@ struct CudaProgramState {
   // take turns on the arena.
   CUevent done = nullptr;
   CUevent ready = nullptr;  // the caller's stream reached a run (eager runs on caller buffers)
+  // Graph mode: kernel-to-kernel edges are programmatic where the later kernel syncs
+  // (CudaProgramOptions::programmatic_launch; cuda_program_graph.h).
+  bool programmatic_edges = false;
 
   CudaProgramState() = default;
   ~CudaProgramState();

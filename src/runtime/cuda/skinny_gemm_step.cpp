@@ -170,6 +170,7 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   std::optional<Match> m = match_product(g, group.anchor);
   if (!m) return std::nullopt;
   match_epilogue(g, group, *m);
+  m->spec.prefetch_weights = g.value(m->w).is_constant();
   SkinnyGemmStep out;
   out.spec = m->spec;
   out.nodes = m->nodes;

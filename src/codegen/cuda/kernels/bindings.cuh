@@ -19,6 +19,15 @@ struct gf_bindings {
   unsigned long long address[GF_BINDING_CAPACITY];
 };
 
+// Both kernels may start early behind a programmatic edge (runtime/cuda/cuda_program_graph.h):
+// they wait here for the kernels before them, then let the ones after them start.
+static __device__ __forceinline__ void gf_bind_sync() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Every thread of the grid takes a share; 16-byte accesses when both ends and the size allow
 // (the caller's buffers need no particular alignment).
 static __device__ __forceinline__ void gf_copy_bytes(unsigned long long dst, unsigned long long src,
@@ -39,6 +48,7 @@ static __device__ __forceinline__ void gf_copy_bytes(unsigned long long dst, uns
 extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy* copies,
                                       int copy_count, unsigned long long* table,
                                       int binding_count) {
+  gf_bind_sync();
   if (blockIdx.x == 0) {
     for (int i = threadIdx.x; i < binding_count; i += blockDim.x) table[i] = caller.address[i];
   }
@@ -51,6 +61,7 @@ extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy*
 
 extern "C" __global__ void gf_bind_out(const gf_binding_copy* copies, int copy_count,
                                        const unsigned long long* table) {
+  gf_bind_sync();
   for (int c = 0; c < copy_count; ++c) {
     const gf_binding_copy k = copies[c];
     const unsigned long long dst = table[k.binding];
