@@ -106,7 +106,7 @@ SessionOptions cuda_graph_mode() {
 // would be a skinny GEMM kernel) and the library's one-time state is made by the first run.
 SessionOptions cublas_graph_mode() {
   SessionOptions o = cuda_graph_mode();
-  o.skinny_gemm = false;
+  o.skinny_gemm = SkinnyGemm::kOff;
   return o;
 }
 
