@@ -36,9 +36,10 @@ NodeId first_node_of(const Graph& g, Op op) {
 
 TEST(CudaWeightLayout, TransposeMatrixIsTheReferenceTranspose) {
   std::mt19937 rng(1);
-  // Sizes off the 64-element tiles, one row, one column.
+  // Sizes off the 64-element tiles, one row, one column, and one large enough for threads.
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
-    for (std::vector<int64_t> dims : {std::vector<int64_t>{70, 130}, {1, 5}, {129, 1}, {64, 64}}) {
+    for (std::vector<int64_t> dims :
+         {std::vector<int64_t>{70, 130}, {1, 5}, {129, 1}, {64, 64}, {1030, 1100}}) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(dims[0]) + "x" +
                    std::to_string(dims[1]));
       const Tensor w = uniform(rng, dims, t);
