@@ -1,10 +1,11 @@
 // The CUDA executor's skinny GEMM steps without a GPU (runtime/cuda/skinny_gemm_step.h): which
 // products take them under each SessionOptions::skinny_gemm choice, which epilogue nodes their
 // kernel fuses and where it stops, the buffers of a step (the k-split workspace as its private
-// buffer, outside every lifetime), how the step
-// builder hands the rest of an epilogue to a generated kernel, and every case of
-// tests/gpu/skinny_gemm_step_cases.h matched whole and compiled by NVRTC for sm_90. Running them
-// is tests/gpu/test_cuda_skinny_gemm_steps.cpp.
+// buffer, outside every lifetime), how the step builder hands the rest of an epilogue to a
+// generated kernel, and every case of tests/gpu/skinny_gemm_step_cases.h matched whole and
+// compiled by NVRTC for sm_90 (running them is tests/gpu/test_cuda_skinny_gemm_steps.cpp).
+// Whole exports at one token (GPT-2, BERT) take the kernel under auto, on their weights stored
+// [n, k].
 #ifdef GF_HAVE_CUDA
 
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "gpu/skinny_gemm_step_cases.h"
 #include "passes/split_gemm_scaling.h"
 #include "runtime/cuda/skinny_gemm_step.h"
+#include "runtime/cuda/weight_layout.h"
 #include "runtime/session_programs.h"
 #include "test_util.h"
 #ifdef GF_HAVE_ONNX
@@ -317,6 +319,36 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   EXPECT_GT(with_gelu, 0);
   EXPECT_GT(with_residual, 0);
+}
+
+TEST(SkinnyGemmSteps, BertExportAtOneTokenTakesTheKernelUnderAutoOnItsTransposedWeights) {
+  // The TorchScript export's Linear layers are MatMul by W [k, n] (then Add of the bias): each
+  // weight is stored [n, k], so auto takes every such product at one row.
+  const std::filesystem::path data =
+      std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
+  OnnxImportOptions options;
+  options.input_shapes["input_ids"] = {1, 1};
+  options.input_shapes["attention_mask"] = {1, 1};
+  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  const Graph g = prepared(import_onnx((data / "bert_tiny.torchscript.onnx").string(), options));
+  const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
+  int weighted = 0;
+  for (const fusion::Group& group : plan.groups) {
+    if (group.kind != fusion::GroupKind::kGemm) continue;
+    const Node& anchor = g.node(group.anchor);
+    if (!g.value(anchor.inputs[1]).is_constant()) continue;
+    SCOPED_TRACE(describe_node(g, anchor));
+    ++weighted;
+    EXPECT_EQ(anchor.op, Op::kMatMul);
+    EXPECT_TRUE(cuda::stores_transposed(g, anchor.inputs[1]));
+    const std::optional<cuda::SkinnyGemmStep> s = cuda::skinny_gemm_step(
+        g, group, "gf_skinny_" + std::to_string(group.id), kSms, SkinnyGemm::kAuto);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_TRUE(s->spec.w_transposed);
+    EXPECT_EQ(s->spec.m, 1);
+    EXPECT_TRUE(s->spec.has_bias);
+  }
+  EXPECT_GE(weighted, 6);  // per layer: Q, K, V (or one merged product), out, two MLP products
 }
 #endif
 
