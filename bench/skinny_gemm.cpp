@@ -6,7 +6,7 @@
 //   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
-// and [n, k]) at each m of --rows (default 1,8), and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
+// and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
 // 11008; W [n, k], as Linear layers store them) at m = 1, four layers deep.
 #include <cuda_runtime_api.h>
 
@@ -229,7 +229,7 @@ std::vector<int64_t> parse_rows(const std::string& list) {
 int run(int argc, char** argv) {
   std::string json_path;
   int reps = 50;
-  std::vector<int64_t> row_counts{1, 8};
+  std::vector<int64_t> row_counts{1, 2, 4, 8, 16};  // what kSkinnyGemmAutoMaxRows rests on
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
@@ -252,8 +252,9 @@ int run(int argc, char** argv) {
 
   const double copy_tbs = memcpy_tb_per_s(stream, reps);
   std::vector<Row> rows;
-  // GPT-2 stores W as [k, n]; the executor may lay constant weights out as [n, k] when it
-  // uploads them, so both are measured.
+  // GPT-2 stores W as [k, n]; the executor uploads constant weights as [n, k]
+  // (runtime/cuda/weight_layout.h) and reads weights computed at run time as they are, so both
+  // are measured.
   for (bool transposed : {false, true}) {
     for (int64_t m : row_counts) {
       Row r{transposed ? "gpt2-small step, 48 products, W[n,k]" : "gpt2-small step, 48 products, W[k,n]", m,

@@ -21,7 +21,7 @@ def torch_rows():
              (11008, 4096, True), (4096, 11008, False)] * 4
     rows = []
     for transposed in (False, True):
-        for m in (1, 8):
+        for m in (1, 2, 4, 8, 16):
             layout = "W[n,k]" if transposed else "W[k,n]"
             rows.append((f"gpt2-small step, 48 products, {layout}", m, transposed, gpt2))
     return rows + [("llama-style layer x4 (GQA, SwiGLU)", 1, True, llama)]

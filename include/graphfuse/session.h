@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,16 @@ std::string_view precision_name(Precision p);
 // program with host steps runs eagerly in either mode. The CPU ignores it.
 enum class ExecutionMode { kEager, kGraph };
 
+// Which MatMul/Gemm products a CUDA session runs as generated skinny GEMM kernels (one that
+// streams the weight once, with its bias, Relu/Gelu and residual add fused) instead of
+// cuBLASLt. kAuto: where the kernel measured faster (runtime/cuda/skinny_gemm_step.h: weights
+// stored [n, k], up to kSkinnyGemmAutoMaxRows rows); kAlways: every product it can run (1..16
+// rows after folding the batch dims, either layout); kOff: none. The CPU ignores it.
+enum class SkinnyGemm { kAuto, kAlways, kOff };
+std::string_view skinny_gemm_name(SkinnyGemm s);
+// "auto", "always" or "off"; nullopt for anything else.
+std::optional<SkinnyGemm> skinny_gemm_from_name(std::string_view name);
+
 struct SessionOptions {
   Device device = Device::kCpu;
   // kReference runs the reference interpreter on the host, whatever the device.
@@ -45,10 +56,8 @@ struct SessionOptions {
   // dependent launch, sm_90 and later), which hides most of the gap between dependent kernels.
   // The results are the same either way; off is there to compare.
   bool programmatic_launch = true;
-  // CUDA: a MatMul or Gemm of 1..16 rows (batch dims folded in; a decode step's products) runs
-  // as a generated skinny GEMM kernel that streams the weight once, with its bias, Relu/Gelu and
-  // residual add fused, instead of cuBLASLt. Off, cuBLASLt runs every GEMM. The CPU ignores it.
-  bool skinny_gemm = true;
+  // CUDA: which decode-shaped products run as skinny GEMM kernels (see SkinnyGemm).
+  SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};

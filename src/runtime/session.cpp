@@ -229,6 +229,21 @@ std::string_view precision_name(Precision p) {
   return "fp32";
 }
 
+std::string_view skinny_gemm_name(SkinnyGemm s) {
+  switch (s) {
+    case SkinnyGemm::kAuto: return "auto";
+    case SkinnyGemm::kAlways: return "always";
+    case SkinnyGemm::kOff: return "off";
+  }
+  return "auto";
+}
+
+std::optional<SkinnyGemm> skinny_gemm_from_name(std::string_view name) {
+  for (SkinnyGemm s : {SkinnyGemm::kAuto, SkinnyGemm::kAlways, SkinnyGemm::kOff})
+    if (name == skinny_gemm_name(s)) return s;
+  return std::nullopt;
+}
+
 SessionStats Session::stats() const {
   std::lock_guard lock(programs_->mutex);
   SessionStats st = programs_->stats;

@@ -114,8 +114,11 @@ check run_precision_fp16_cpu 1 '^error: --precision fp16 needs --device cuda' --
 check run_precision_bf16_cpu 1 '^error: --precision bf16 needs --device cuda' -- run "$tmp/relu.onnx" --precision bf16 --device cpu
 check run_precision_tf32_cpu 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --precision tf32 --iterations 1
 check run_mode_bad 1 "^error: --mode must be eager or graph, not 'fast'" -- run "$tmp/relu.onnx" --mode fast
-check run_skinny_gemm_bad 1 "^error: --skinny-gemm must be on or off, not 'yes'" -- run "$tmp/relu.onnx" --skinny-gemm yes
+check run_skinny_gemm_bad 1 "^error: --skinny-gemm must be auto, always or off, not 'on'" -- run "$tmp/relu.onnx" --skinny-gemm on
 check run_skinny_gemm_json 0 '"library_calls": 0, "skinny_gemm_steps": 0, ' -- run "$tmp/relu.onnx" --skinny-gemm off --iterations 1 --json /dev/stdout
+for choice in auto always; do
+  check "run_skinny_gemm_$choice" 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --skinny-gemm "$choice" --iterations 1
+done
 check run_builtin 0 'output y: f32\[1,8,256\]' -- run builtin:gpt2 --shape x=1x8x256 --cpu-backend reference --iterations 1
 check run_builtin_unbound 1 "^error: input 'x' has dynamic shape" -- run builtin:gpt2
 check run_builtin_unknown 1 "^error: unknown built-in model 'builtin:nope'" -- run builtin:nope

@@ -4,7 +4,9 @@
 //
 // A case is one graph of 16 independent products, one for each row count M = 1..16, each with
 // its own input and weight, all in one dtype, layout and epilogue:
-//   MatMul  x [M, K] (even M: [2, M/2, K], a batch dim folded into the rows) times W [K, N];
+//   MatMul  x [M, K] (even M: [2, M/2, K], a batch dim folded into the rows) times W [K, N]:
+//           a constant, which the executor stores as [N, K] (runtime/cuda/weight_layout.h), or,
+//           where skinny_case_w_is_input(M), a graph input, which it reads as [K, N];
 //           bias Add(product, bias) (odd M: Add(bias, product)); GELU in its erf decomposition;
 //           residual Add(product, r) alone (at M = 1, r [1, N] is also a bias row).
 //   Gemm    x [M, K] times W [N, K] with transB = 1, the bias as the Gemm's C, then a Reshape to
@@ -34,6 +36,10 @@ struct SkinnyStepCase {
   int64_t k = 0, n = 0;
   Graph graph;
 };
+
+// Whether a MatMul case's product of `m` rows reads W as a graph input (the kernel's [K, N]
+// layout) instead of a constant (stored [N, K]): half the row counts, both ranks of x.
+inline bool skinny_case_w_is_input(int64_t m) { return m % 4 >= 2; }
 
 inline const char* skinny_epilogue_name(SkinnyEpilogue e) {
   switch (e) {
@@ -86,8 +92,9 @@ inline Graph skinny_step_graph(DType t, bool gemm, SkinnyEpilogue e, int64_t k, 
       y_dims = {1, m, n};
     } else {
       const Shape x_shape = m % 2 == 0 ? Shape{2, m / 2, k} : Shape{m, k};
+      const Tensor w = skinny_uniform(rng, {k, n}, w_scale, t);
       y = b.matmul(b.input("x" + id, t, x_shape),
-                   b.constant("w" + id, skinny_uniform(rng, {k, n}, w_scale, t)));
+                   skinny_case_w_is_input(m) ? b.input("w" + id, t, Shape{k, n}) : b.constant("w" + id, w));
       y_dims = m % 2 == 0 ? std::vector<int64_t>{2, m / 2, n} : std::vector<int64_t>{m, n};
       if (bias) {
         const ValueId row = b.constant("bias" + id, skinny_uniform(rng, {n}, 0.5f, t));

@@ -112,13 +112,15 @@ TEST_F(CudaModels, MatMulBiasGeluIsOneGemmAndOneEpilogueKernel) {
   const Graph g = b.build();
   const Tensor in(DType::kF32, {4, 32});
   cuda::CudaProgramOptions cublas;
-  cublas.skinny_gemm = false;  // 4 rows would be a skinny GEMM kernel with the epilogue in it
+  cublas.skinny_gemm = SkinnyGemm::kOff;  // 4 rows would be a skinny GEMM kernel with the epilogue in it
   cuda::CudaProgram program(specialise(g, {in}, SessionOptions{Device::kCuda}), cublas);
   EXPECT_EQ(program.stats().library_calls, 1);
   EXPECT_EQ(program.stats().generated_kernels, 1);
   EXPECT_EQ(program.stats().host_steps, 0);
   // With the skinny kernels: one kernel for all of it.
-  cuda::CudaProgram skinny(specialise(g, {in}, SessionOptions{Device::kCuda}));
+  cuda::CudaProgramOptions always;
+  always.skinny_gemm = SkinnyGemm::kAlways;
+  cuda::CudaProgram skinny(specialise(g, {in}, SessionOptions{Device::kCuda}), always);
   EXPECT_EQ(skinny.stats().library_calls, 0);
   EXPECT_EQ(skinny.stats().generated_kernels, 1);
   EXPECT_EQ(skinny.stats().skinny_gemm_steps, 1);

@@ -106,7 +106,7 @@ SessionOptions cuda_graph_mode() {
 // would be a skinny GEMM kernel) and the library's one-time state is made by the first run.
 SessionOptions cublas_graph_mode() {
   SessionOptions o = cuda_graph_mode();
-  o.skinny_gemm = false;
+  o.skinny_gemm = SkinnyGemm::kOff;
   return o;
 }
 
@@ -239,7 +239,8 @@ Tensor rows(int64_t n, int64_t width) {
 }
 
 // Programs for other shapes read the device copy of the weights the first one uploaded (f32
-// weights by the session graph's storage, f16 ones through the conversion memo).
+// weights by the session graph's storage, f16 ones through the conversion memo), here a MatMul
+// weight that every program stores transposed (runtime/cuda/weight_layout.h).
 TEST_F(CudaReliability, ProgramsOfOneSessionShareTheirWeights) {
   const Graph g = big_weight_graph();
   constexpr uint64_t kWeightBytes = uint64_t{1024} * 32768 * 4;

@@ -1,15 +1,18 @@
 // The CUDA executor's skinny GEMM steps on the GPU (label gpu), against the reference
 // interpreter: every case of skinny_gemm_step_cases.h (M = 1..16 in one graph; f32, f16, bf16;
-// MatMul W [K, N] and Gemm transB W [N, K]; no epilogue, bias, bias + Relu, bias + GELU,
-// residual; K and N off the tiles) in graph and eager mode, twice each (the second run finds the
-// k-split workspaces as the first left them), with stats that show sixteen skinny kernels and
-// nothing else; with SessionOptions::skinny_gemm off the same products run through cuBLASLt.
+// MatMul W [K, N], stored [N, K] when constant, and Gemm transB W [N, K]; no epilogue, bias,
+// bias + Relu, bias + GELU, residual; K and N off the tiles) with SessionOptions::skinny_gemm
+// forced to always, in graph and eager mode, twice each (the second run finds the k-split
+// workspaces as the first left them), with stats that show sixteen skinny kernels and nothing
+// else; with skinny_gemm off the same products run through cuBLASLt, and with auto the products
+// of W [N, K] and few rows take the kernel, the others cuBLASLt.
 // In graph mode the sixteen independent products may run concurrently: each step's workspace
 // is its own. Skips without a GPU.
 #ifdef GF_HAVE_CUDA
 
 #include "cuda_backend_util.h"
 #include "gpu_test_util.h"
+#include "runtime/cuda/skinny_gemm_step.h"
 #include "skinny_gemm_step_cases.h"
 
 namespace gf {
@@ -46,6 +49,7 @@ TEST_F(CudaSkinnyGemmSteps, EveryRowCountDtypeLayoutAndEpilogueMatchesTheReferen
       SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph mode" : "eager");
       SessionOptions o{Device::kCuda};
       o.mode = mode;
+      o.skinny_gemm = SkinnyGemm::kAlways;
       const Session s(c.graph, o);
       expect_outputs_match(s, inputs, want, tolerance_scale(c));
       const SessionStats st = s.stats();
@@ -56,12 +60,21 @@ TEST_F(CudaSkinnyGemmSteps, EveryRowCountDtypeLayoutAndEpilogueMatchesTheReferen
       EXPECT_EQ(st.graph_nodes > 0, mode == ExecutionMode::kGraph);
     }
     SessionOptions off{Device::kCuda};
-    off.skinny_gemm = false;
+    off.skinny_gemm = SkinnyGemm::kOff;
     const Session s(c.graph, off);
     expect_outputs_match(s, inputs, want, tolerance_scale(c));
     const SessionStats st = s.stats();
     EXPECT_EQ(st.skinny_gemm_steps, 0);
     EXPECT_EQ(st.library_calls, 16);
+    // auto: the kernel for W stored [N, K] (a Gemm's, or a constant MatMul weight) up to
+    // kSkinnyGemmAutoMaxRows rows.
+    int taken = 0;
+    for (int64_t m = 1; m <= cuda::kSkinnyGemmAutoMaxRows; ++m)
+      taken += c.gemm || !testing::skinny_case_w_is_input(m);
+    const Session chosen(c.graph, SessionOptions{Device::kCuda});
+    expect_outputs_match(chosen, inputs, want, tolerance_scale(c));
+    EXPECT_EQ(chosen.stats().skinny_gemm_steps, taken);
+    EXPECT_EQ(chosen.stats().library_calls, 16 - taken);
   }
 }
 

@@ -50,6 +50,16 @@ TEST(Session, SixteenBitPrecisionOnTheCpuIsAClearError) {
   }
 }
 
+TEST(Session, SkinnyGemmChoicesHaveNamesAndAutoIsTheDefault) {
+  EXPECT_EQ(SessionOptions{}.skinny_gemm, SkinnyGemm::kAuto);
+  for (SkinnyGemm c : {SkinnyGemm::kAuto, SkinnyGemm::kAlways, SkinnyGemm::kOff})
+    EXPECT_EQ(skinny_gemm_from_name(skinny_gemm_name(c)), c);
+  EXPECT_EQ(skinny_gemm_name(SkinnyGemm::kAlways), "always");
+  EXPECT_EQ(skinny_gemm_from_name("off"), SkinnyGemm::kOff);
+  // The old on/off switch's "on" and other spellings are no choice.
+  for (const char* bad : {"on", "Auto", "", "always "}) EXPECT_FALSE(skinny_gemm_from_name(bad).has_value()) << bad;
+}
+
 TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n"))});

@@ -1,9 +1,11 @@
 // The CUDA executor's skinny GEMM steps without a GPU (runtime/cuda/skinny_gemm_step.h): which
-// products take them, which epilogue nodes their kernel fuses and where it stops, the buffers
-// of a step (the k-split workspace as its private buffer, outside every lifetime), how the step
-// builder hands the rest of an epilogue to a generated kernel, and every case of
-// tests/gpu/skinny_gemm_step_cases.h matched whole and compiled by NVRTC for sm_90. Running them
-// is tests/gpu/test_cuda_skinny_gemm_steps.cpp.
+// products take them under each SessionOptions::skinny_gemm choice, which epilogue nodes their
+// kernel fuses and where it stops, the buffers of a step (the k-split workspace as its private
+// buffer, outside every lifetime), how the step builder hands the rest of an epilogue to a
+// generated kernel, and every case of tests/gpu/skinny_gemm_step_cases.h matched whole and
+// compiled by NVRTC for sm_90 (running them is tests/gpu/test_cuda_skinny_gemm_steps.cpp).
+// Whole exports at one token (GPT-2, BERT) take the kernel under auto, on their weights stored
+// [n, k].
 #ifdef GF_HAVE_CUDA
 
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include "gpu/skinny_gemm_step_cases.h"
 #include "passes/split_gemm_scaling.h"
 #include "runtime/cuda/skinny_gemm_step.h"
+#include "runtime/cuda/weight_layout.h"
 #include "runtime/session_programs.h"
 #include "test_util.h"
 #ifdef GF_HAVE_ONNX
@@ -56,9 +59,10 @@ std::vector<std::string> op_names(const Graph& g, std::vector<NodeId> nodes) {
 }
 
 // The step of the graph's one GEMM group.
-std::optional<cuda::SkinnyGemmStep> step_of(const Graph& g) {
+std::optional<cuda::SkinnyGemmStep> step_of(const Graph& g,
+                                            SkinnyGemm choice = SkinnyGemm::kAlways) {
   const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
-  return cuda::skinny_gemm_step(g, gemm_group(plan), "gf_skinny_test", kSms);
+  return cuda::skinny_gemm_step(g, gemm_group(plan), "gf_skinny_test", kSms, choice);
 }
 
 // The value in the step's output entry.
@@ -70,11 +74,56 @@ ValueId written(const cuda::CudaStep& s) {
   return out.empty() ? kNoValue : out[0];
 }
 
+TEST(SkinnyGemmSteps, TheChoiceDecidesByRowsAndLayout) {
+  using cuda::prefers_skinny_gemm;
+  constexpr int64_t kAutoRows = cuda::kSkinnyGemmAutoMaxRows;
+  static_assert(kAutoRows >= 1 && kAutoRows <= codegen::kSkinnyGemmMaxRows);
+  for (SkinnyGemm c : {SkinnyGemm::kAuto, SkinnyGemm::kAlways, SkinnyGemm::kOff}) {
+    SCOPED_TRACE(std::string(skinny_gemm_name(c)));
+    for (bool w_transposed : {false, true}) {
+      EXPECT_FALSE(prefers_skinny_gemm(c, 0, w_transposed));
+      EXPECT_FALSE(prefers_skinny_gemm(c, 17, w_transposed));  // past the kernel's range
+    }
+  }
+  // always: every row count the kernel takes, in both layouts; off: none.
+  for (int64_t rows = 1; rows <= 16; ++rows) {
+    EXPECT_TRUE(prefers_skinny_gemm(SkinnyGemm::kAlways, rows, false));
+    EXPECT_TRUE(prefers_skinny_gemm(SkinnyGemm::kAlways, rows, true));
+    EXPECT_FALSE(prefers_skinny_gemm(SkinnyGemm::kOff, rows, true));
+    // auto: only W stored [n, k], and only up to kSkinnyGemmAutoMaxRows rows.
+    EXPECT_EQ(prefers_skinny_gemm(SkinnyGemm::kAuto, rows, true), rows <= kAutoRows) << rows << " rows";
+    EXPECT_FALSE(prefers_skinny_gemm(SkinnyGemm::kAuto, rows, false)) << rows << " rows";
+  }
+}
+
+TEST(SkinnyGemmSteps, AutoTakesFewRowsAgainstAWeightStoredNK) {
+  auto product = [](Shape a, bool constant_w) {
+    GraphBuilder b;
+    const ValueId x = b.input("a", DType::kF16, a);
+    const int64_t k = a.static_dims().back();
+    const ValueId w = constant_w ? b.constant("w", Tensor(DType::kF16, {k, 24}))
+                                 : b.input("w", DType::kF16, Shape{k, 24});
+    b.output(b.matmul(x, w));
+    return prepared(b.build());
+  };
+  // A constant MatMul weight is stored [n, k] (weight_layout.h): auto takes it up to the bound.
+  const std::optional<cuda::SkinnyGemmStep> one = step_of(product(Shape{1, 40}, true), SkinnyGemm::kAuto);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_TRUE(one->spec.w_transposed);
+  EXPECT_EQ(one->spec.m, 1);
+  const int64_t bound = cuda::kSkinnyGemmAutoMaxRows;
+  EXPECT_TRUE(step_of(product(Shape{bound, 40}, true), SkinnyGemm::kAuto).has_value());
+  EXPECT_FALSE(step_of(product(Shape{bound + 1, 40}, true), SkinnyGemm::kAuto).has_value());
+  EXPECT_TRUE(step_of(product(Shape{bound + 1, 40}, true), SkinnyGemm::kAlways).has_value());
+  // A W computed at run time (here an input) is read [k, n]: auto leaves it to cuBLASLt.
+  EXPECT_FALSE(step_of(product(Shape{1, 40}, false), SkinnyGemm::kAuto).has_value());
+  const std::optional<cuda::SkinnyGemmStep> kn = step_of(product(Shape{1, 40}, false), SkinnyGemm::kAlways);
+  ASSERT_TRUE(kn.has_value());
+  EXPECT_FALSE(kn->spec.w_transposed);
+  EXPECT_FALSE(step_of(product(Shape{1, 40}, true), SkinnyGemm::kOff).has_value());
+}
+
 TEST(SkinnyGemmSteps, ProductsOfOneToSixteenRowsTakeTheSkinnyKernel) {
-  EXPECT_FALSE(cuda::prefers_skinny_gemm(0));
-  EXPECT_TRUE(cuda::prefers_skinny_gemm(1));
-  EXPECT_TRUE(cuda::prefers_skinny_gemm(16));
-  EXPECT_FALSE(cuda::prefers_skinny_gemm(17));
   auto product = [](Shape a, Shape w, Attributes attrs = {}, Op op = Op::kMatMul) {
     GraphBuilder b;
     b.output(b.op1(op, {b.input("a", DType::kF32, std::move(a)), b.input("w", DType::kF32, std::move(w))},
@@ -139,14 +188,17 @@ TEST(SkinnyGemmSteps, AValueReadOutsideTheGroupEndsTheFusedEpilogue) {
 TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
   // MatMul, Relu (fused), then Add of a bias row after the activation (not fused): two kernel
   // steps, the second reading what the first wrote. No library call, so no device is needed.
+  // W is an input, read [k, n]: the layout in which the kernel splits k (a constant would be
+  // stored [n, k], which it never splits).
   GraphBuilder b;
-  Tensor bias(DType::kF32, {48}), w(DType::kF32, {64, 48});
-  const ValueId relu = b.unary(Op::kRelu, b.matmul(b.input("x", DType::kF32, Shape{3, 64}), b.constant("w", w)));
+  Tensor bias(DType::kF32, {48});
+  const ValueId relu = b.unary(Op::kRelu, b.matmul(b.input("x", DType::kF32, Shape{3, 64}),
+                                                   b.input("w", DType::kF32, Shape{64, 48})));
   b.output(b.add(relu, b.constant("bias", bias)), "y");
   const Graph g = prepared(b.build());
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, true);
+  cuda::build_cuda_steps(g, state, stats, kSms, SkinnyGemm::kAlways);
   EXPECT_EQ(stats.skinny_gemm_steps, 1);
   EXPECT_EQ(stats.generated_kernels, 2);
   EXPECT_EQ(stats.library_calls, 0);
@@ -178,7 +230,7 @@ void expect_spec(const testing::SkinnyStepCase& c, const codegen::SkinnyGemmSpec
   EXPECT_EQ(s.dtype, c.dtype);
   EXPECT_EQ(s.n, c.n);
   EXPECT_EQ(s.k, c.k);
-  EXPECT_EQ(s.w_transposed, c.gemm);
+  EXPECT_EQ(s.w_transposed, c.gemm || !testing::skinny_case_w_is_input(s.m));
   EXPECT_EQ(s.has_bias, bias_epilogue || (residual && c.gemm) || residual_as_bias);
   EXPECT_EQ(s.has_residual, residual && !residual_as_bias);
   const SkinnyActivation act = c.epilogue == SkinnyEpilogue::kBiasRelu ? SkinnyActivation::kRelu
@@ -236,9 +288,9 @@ TEST(SkinnyGemmSteps, EveryCaseIsSixteenSkinnyKernelsWithTheirWholeEpilogue) {
 
 #ifdef GF_HAVE_ONNX
 TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue) {
-  // The TorchScript export: Gemm (bias in C) -> Reshape -> Add (residual) and
-  // Gemm -> Reshape -> Gelu -> Reshape. No library call is left, so no device is needed (the
-  // embedding's Gather is a host step today, whatever the GEMMs do).
+  // The TorchScript export: Gemm (bias in C, W [k, n]) -> Reshape -> Add (residual) and
+  // Gemm -> Reshape -> Gelu -> Reshape, under auto. No library call is left, so no device is
+  // needed (the embedding's Gather is a host step today, whatever the GEMMs do).
   const std::filesystem::path data =
       std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
   OnnxImportOptions options;
@@ -252,7 +304,7 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, true);
+  cuda::build_cuda_steps(g, state, stats, kSms, SkinnyGemm::kAuto);  // W [n, k], one row: auto's
   EXPECT_GT(products, 0);
   EXPECT_EQ(stats.skinny_gemm_steps, products);
   EXPECT_EQ(stats.library_calls, 0);
@@ -260,11 +312,43 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   for (const cuda::CudaStep& s : state.steps) {
     if (s.label.rfind("skinny GEMM", 0) != 0) continue;
     EXPECT_NE(s.label.find("+bias"), std::string::npos) << s.label;
+    // Gemm W [k, n] (transB 0): stored [n, k], which is why auto takes it.
+    EXPECT_NE(s.label.find("W[n,k]"), std::string::npos) << s.label;
     with_gelu += s.label.find("Gelu") != std::string::npos;
     with_residual += s.label.find("+residual") != std::string::npos;
   }
   EXPECT_GT(with_gelu, 0);
   EXPECT_GT(with_residual, 0);
+}
+
+TEST(SkinnyGemmSteps, BertExportAtOneTokenTakesTheKernelUnderAutoOnItsTransposedWeights) {
+  // The TorchScript export's Linear layers are MatMul by W [k, n] (then Add of the bias): each
+  // weight is stored [n, k], so auto takes every such product at one row.
+  const std::filesystem::path data =
+      std::filesystem::path(__FILE__).parent_path().parent_path() / "models" / "data";
+  OnnxImportOptions options;
+  options.input_shapes["input_ids"] = {1, 1};
+  options.input_shapes["attention_mask"] = {1, 1};
+  options.evaluate = [](const Node& n, std::span<const Tensor> in) { return ref::run_node(n, in); };
+  const Graph g = prepared(import_onnx((data / "bert_tiny.torchscript.onnx").string(), options));
+  const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
+  int weighted = 0;
+  for (const fusion::Group& group : plan.groups) {
+    if (group.kind != fusion::GroupKind::kGemm) continue;
+    const Node& anchor = g.node(group.anchor);
+    if (!g.value(anchor.inputs[1]).is_constant()) continue;
+    SCOPED_TRACE(describe_node(g, anchor));
+    ++weighted;
+    EXPECT_EQ(anchor.op, Op::kMatMul);
+    EXPECT_TRUE(cuda::stores_transposed(g, anchor.inputs[1]));
+    const std::optional<cuda::SkinnyGemmStep> s = cuda::skinny_gemm_step(
+        g, group, "gf_skinny_" + std::to_string(group.id), kSms, SkinnyGemm::kAuto);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_TRUE(s->spec.w_transposed);
+    EXPECT_EQ(s->spec.m, 1);
+    EXPECT_TRUE(s->spec.has_bias);
+  }
+  EXPECT_GE(weighted, 6);  // per layer: Q, K, V (or one merged product), out, two MLP products
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -19,7 +20,7 @@ struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
   std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph",
-              skinny_gemm = "on";
+              skinny_gemm = "auto";
   std::vector<std::string> disabled_passes;
   std::string programmatic_launch = "on";
   int iterations = 10;
@@ -105,10 +106,12 @@ int run_model(const RunOptions& o) {
                 "--programmatic-launch must be on or off, not '" + o.programmatic_launch + "'");
   }
   session_options.programmatic_launch = o.programmatic_launch == "on";
-  if (o.skinny_gemm != "on" && o.skinny_gemm != "off") {
-    throw Error(ErrorCode::kInvalidArgument, "--skinny-gemm must be on or off, not '" + o.skinny_gemm + "'");
+  const std::optional<SkinnyGemm> skinny_gemm = skinny_gemm_from_name(o.skinny_gemm);
+  if (!skinny_gemm) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--skinny-gemm must be auto, always or off, not '" + o.skinny_gemm + "'");
   }
-  session_options.skinny_gemm = o.skinny_gemm == "on";
+  session_options.skinny_gemm = *skinny_gemm;
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -185,7 +188,8 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
                   "on: in graph mode a kernel may start while the one before it finishes (cuda, sm_90+)")
       ->capture_default_str();
   sub->add_option("--skinny-gemm", o->skinny_gemm,
-                  "on: GEMMs of 1..16 rows as skinny GEMM kernels; off: cuBLASLt for all (cuda)")
+                  "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
+                  "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
       ->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "graphfuse/graph.h"
+#include "graphfuse/session.h"
 
 // The driver's handle types (CUstream, CUgraph, ... are pointers to these).
 struct CUstream_st;
@@ -55,9 +56,9 @@ struct CudaProgramOptions {
   // Where its weights and budget come from: the session's (shared by its programs); null gives
   // the program memory of its own, with no cap.
   std::shared_ptr<SessionDeviceMemory> device_memory;
-  // GEMMs of 1..16 rows (decode steps) as generated skinny GEMM kernels with their epilogue
-  // fused (skinny_gemm_step.h); off, cuBLASLt runs every GEMM.
-  bool skinny_gemm = true;
+  // Which decode-shaped GEMMs run as generated skinny GEMM kernels with their epilogue fused
+  // (skinny_gemm_step.h); the rest run through cuBLASLt.
+  SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
   // Graph mode: a kernel may start while the kernel it depends on finishes (programmatic
   // dependent launch, sm_90 and later), hiding most of the gap between dependent kernels; our
   // kernels wait for their inputs inside (gf_grid_dependency_sync). Off: plain edges.

@@ -49,7 +49,7 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              bool skinny_gemm)
+              SkinnyGemm skinny_gemm)
       : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
     emit_options_.sm_count = sm_count;
   }
@@ -199,9 +199,10 @@ class StepBuilder {
   }
 
   bool try_skinny_gemm(const fusion::Group& group, std::vector<NodeId>& done) {
-    if (!skinny_gemm_) return false;
+    if (skinny_gemm_ == SkinnyGemm::kOff) return false;
     const std::string name = "gf_skinny_" + std::to_string(group.id);
-    std::optional<SkinnyGemmStep> s = skinny_gemm_step(g_, group, name, emit_options_.sm_count);
+    std::optional<SkinnyGemmStep> s =
+        skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_);
     if (!s) return false;
     done = std::move(s->nodes);
     state_.steps.push_back(std::move(s->step));
@@ -278,7 +279,7 @@ class StepBuilder {
   const Graph& g_;
   CudaProgramState& state_;
   CudaProgramStats& stats_;
-  bool skinny_gemm_;
+  SkinnyGemm skinny_gemm_;
   codegen::CudaEmitOptions emit_options_;
   std::string cudnn_reason_;
 };
@@ -286,7 +287,7 @@ class StepBuilder {
 }  // namespace
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count, bool skinny_gemm) {
+                      int sm_count, SkinnyGemm skinny_gemm) {
   StepBuilder(g, state, stats, sm_count, skinny_gemm).build();
 }
 

@@ -1,5 +1,5 @@
 // A program's weights (graph constants read on the device): the session's shared device copies
-// (session_device_memory.h), looked up once at compile time.
+// (session_device_memory.h), in the layout weight_layout.h gives, looked up once at compile time.
 #pragma once
 
 #include <cuda.h>

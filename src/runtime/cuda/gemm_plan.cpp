@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graphfuse/error.h"
+#include "runtime/cuda/weight_layout.h"
 
 namespace gf::cuda {
 
@@ -37,8 +38,10 @@ void plan_matmul(const Graph& g, const Node& n, GemmPlan& p) {
   s.n = n_cols;
   s.k = k;
   if (product(b_batch) == 1) {
-    // One B for all: the batch folds into A's rows, which are contiguous.
+    // One B for all: the batch folds into A's rows, which are contiguous. A constant weight is
+    // on the device as [n, k] when weight_layout.h says so.
     s.m = m * batch;
+    s.trans_b = stores_transposed(g, n.inputs[1]);
     p.calls.push_back({});
   } else if (a_batch == out_batch && b_batch == out_batch) {
     s.batch = batch;
@@ -63,10 +66,12 @@ void plan_matmul(const Graph& g, const Node& n, GemmPlan& p) {
 void plan_gemm_node(const Graph& g, const Node& n, GemmPlan& p) {
   const float alpha = n.attrs.get_float("alpha", 1.0f), beta = n.attrs.get_float("beta", 1.0f);
   const bool trans_a = n.attrs.get_int("transA", 0) != 0, trans_b = n.attrs.get_int("transB", 0) != 0;
+  // A constant weight may be on the device as [n, k] (weight_layout.h): B^T then.
+  const bool stored_transposed = !trans_b && stores_transposed(g, n.inputs[1]);
   const std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[1]);
   GemmSpec& s = p.spec;
   s.trans_a = trans_a;
-  s.trans_b = trans_b;
+  s.trans_b = trans_b || stored_transposed;
   s.m = trans_a ? a[1] : a[0];
   s.k = trans_a ? a[0] : a[1];
   s.n = trans_b ? b[0] : b[1];

@@ -1,7 +1,8 @@
 // How a MatMul or Gemm node maps onto cuBLASLt calls: one GemmSpec and the operand offsets of
 // each call. Batched operands become one strided-batch call; a B shared by every batch entry
 // folds the batch into the rows (one plain GEMM); other broadcasts of the batch dims become one
-// call per output batch entry, with pointer offsets.
+// call per output batch entry, with pointer offsets. A constant weight that weight_layout.h
+// stores as [n, k] on the device is read with trans_b (spec.n and spec.k keep the product's).
 #pragma once
 
 #include <cstdint>

@@ -4,13 +4,15 @@
 
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/weight_layout.h"
 
 namespace gf::cuda {
 
 std::shared_ptr<const DeviceBuffer> SessionDeviceMemory::weight(const Tensor& t,
-                                                                const std::string& name) {
+                                                                const std::string& name,
+                                                                bool transposed) {
   std::lock_guard lock(mutex_);
-  const Key key{t.raw(), t.nbytes(), t.dtype()};
+  const Key key{t.raw(), t.nbytes(), t.dtype(), transposed};
   if (auto it = weights_.find(key); it != weights_.end()) {
     if (std::shared_ptr<const Held> held = it->second.lock())
       return std::shared_ptr<const DeviceBuffer>(held, &held->device);
@@ -20,10 +22,13 @@ std::shared_ptr<const DeviceBuffer> SessionDeviceMemory::weight(const Tensor& t,
   std::erase_if(weights_, [](const auto& entry) { return entry.second.expired(); });
   auto held = std::make_shared<Held>();
   // An empty constant still gets an address of its own (kernels take every buffer's address).
-  held->device = allocate(std::max<size_t>(t.nbytes(), 1), "weight '" + name + "' (" + t.type_string() + ")");
+  const std::string what =
+      "weight '" + name + "' (" + t.type_string() + (transposed ? ", stored transposed)" : ")");
+  held->device = allocate(std::max<size_t>(t.nbytes(), 1), what);
   held->host = t;
   if (t.nbytes() > 0) {
-    check_cu(cuda_driver().cuMemcpyHtoD(held->device.ptr(), t.raw(), t.nbytes()),
+    const Tensor bytes = transposed ? transpose_matrix(t) : t;
+    check_cu(cuda_driver().cuMemcpyHtoD(held->device.ptr(), bytes.raw(), bytes.nbytes()),
              "cuMemcpyHtoD (weight '" + name + "', " + std::to_string(t.nbytes()) + " bytes)");
   }
   weights_[key] = held;

@@ -35,8 +35,10 @@ class SessionDeviceMemory {
   // (synchronously) and shared while any program holds it. Two constants are the same weight
   // when they are the same host bytes: a specialised graph's constants share the session
   // graph's storage (and precision conversion is memoised, convert_precision.h), while a
-  // constant folded anew for one set of shapes is that program's own. Needs a current context.
-  std::shared_ptr<const DeviceBuffer> weight(const Tensor& t, const std::string& name);
+  // constant folded anew for one set of shapes is that program's own. `transposed`: the copy
+  // holds t's 2-D transpose (weight_layout.h), a weight of its own. Needs a current context.
+  std::shared_ptr<const DeviceBuffer> weight(const Tensor& t, const std::string& name,
+                                             bool transposed = false);
 
   // Bytes of the distinct weights held now.
   uint64_t weight_bytes() const;
@@ -48,7 +50,7 @@ class SessionDeviceMemory {
     DeviceBuffer device;
     Tensor host;
   };
-  using Key = std::tuple<const void*, size_t, DType>;
+  using Key = std::tuple<const void*, size_t, DType, bool>;
 
   std::shared_ptr<DeviceMemoryBudget> budget_;
   mutable std::mutex mutex_;

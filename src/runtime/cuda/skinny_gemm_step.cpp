@@ -14,10 +14,16 @@ namespace gf::cuda {
 // Its time is W's bytes over the bandwidth reached reading them. bench_skinny_gemm measures both
 // paths: on an H200 the skinny kernel streams Llama-size weights at 3.3 TB/s (cuBLASLt 3.1) and
 // beats cuBLASLt on GPT-2's [n, k] weights at one row, but loses on GPT-2's [k, n] weights and
-// at eight rows, where its small matrices leave it short of bandwidth. Choosing by rows alone
-// (16 is the kernel's range) is a first rule; the cost model should make this choice.
-bool prefers_skinny_gemm(int64_t rows) {
-  return rows >= 1 && rows <= codegen::kSkinnyGemmMaxRows;
+// at eight rows, where its small matrices leave it short of bandwidth: kAuto keeps to what won
+// (kSkinnyGemmAutoMaxRows). The cost model should make this choice in the end.
+bool prefers_skinny_gemm(SkinnyGemm choice, int64_t rows, bool w_transposed) {
+  if (rows < 1 || rows > codegen::kSkinnyGemmMaxRows) return false;
+  switch (choice) {
+    case SkinnyGemm::kAlways: return true;
+    case SkinnyGemm::kOff: return false;
+    case SkinnyGemm::kAuto: return w_transposed && rows <= kSkinnyGemmAutoMaxRows;
+  }
+  return false;
 }
 
 namespace {
@@ -45,7 +51,7 @@ bool contains(const std::vector<NodeId>& ids, NodeId id) {
 }
 
 // The product alone, or nullopt when the anchor is not a decode-shaped product.
-std::optional<Match> match_product(const Graph& g, NodeId anchor) {
+std::optional<Match> match_product(const Graph& g, NodeId anchor, SkinnyGemm choice) {
   const Node& n = g.node(anchor);
   if (n.op != Op::kMatMul && n.op != Op::kGemm) return std::nullopt;
   GemmPlan p;
@@ -56,7 +62,8 @@ std::optional<Match> match_product(const Graph& g, NodeId anchor) {
     return std::nullopt;
   }
   const GemmSpec& s = p.spec;
-  if (p.calls.size() != 1 || s.batch != 1 || s.trans_a || !prefers_skinny_gemm(s.m))
+  if (p.calls.size() != 1 || s.batch != 1 || s.trans_a ||
+      !prefers_skinny_gemm(choice, s.m, s.trans_b))
     return std::nullopt;
   if (dtype_of(g, p.b) != s.dtype || dtype_of(g, p.c) != s.dtype) return std::nullopt;
   Match m;
@@ -64,7 +71,7 @@ std::optional<Match> match_product(const Graph& g, NodeId anchor) {
   m.spec.m = s.m;
   m.spec.n = s.n;
   m.spec.k = s.k;
-  m.spec.w_transposed = s.trans_b;  // a Gemm's transB: W stored [n, k]
+  m.spec.w_transposed = s.trans_b;  // transB, or a constant stored [n, k] (weight_layout.h)
   m.spec.has_bias = p.bias != kNoValue;
   m.a = p.a;
   m.w = p.b;
@@ -164,10 +171,11 @@ std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
 }  // namespace
 
 std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Group& group,
-                                               const std::string& name, int sm_count) {
+                                               const std::string& name, int sm_count,
+                                               SkinnyGemm choice) {
   GF_ASSERT(group.kind == fusion::GroupKind::kGemm && group.anchor != kNoNode,
             "skinny_gemm_step takes a GEMM group");
-  std::optional<Match> m = match_product(g, group.anchor);
+  std::optional<Match> m = match_product(g, group.anchor, choice);
   if (!m) return std::nullopt;
   match_epilogue(g, group, *m);
   m->spec.prefetch_weights = g.value(m->w).is_constant();

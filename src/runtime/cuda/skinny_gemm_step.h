@@ -1,7 +1,8 @@
 // Decode-shaped GEMMs as generated skinny GEMM kernels (codegen/cuda/skinny_gemm.h) instead of
 // cuBLASLt. A GEMM group's anchor qualifies when it is a MatMul, or a Gemm without transA,
 // whose product (its batch dims folded into rows, as plan_gemm folds them) is one call of
-// M = 1..16 rows against a W shared by every row, in f32, f16 or bf16. The kernel also takes
+// M = 1..16 rows against a W shared by every row, in f32, f16 or bf16, and the session's
+// SessionOptions::skinny_gemm choice takes it (prefers_skinny_gemm). The kernel also takes
 // the head of the group's epilogue that it can compute, in its order: a bias row ([N], a
 // constant or a value; a Gemm's own C counts), then Relu or Gelu (erf or tanh), then a residual
 // of the product's shape; each optional, reshapes of the product anywhere between. The rest of
@@ -15,12 +16,21 @@
 
 #include "codegen/cuda/skinny_gemm.h"
 #include "fusion/plan.h"
+#include "graphfuse/session.h"
 #include "runtime/cuda/cuda_steps.h"
 
 namespace gf::cuda {
 
-// Whether a product of `rows` rows (after folding) runs as a skinny GEMM kernel.
-bool prefers_skinny_gemm(int64_t rows);
+// SkinnyGemm::kAuto takes products of at most this many rows (after folding), W stored [n, k].
+// bench_skinny_gemm on an H200 (f16, GPT-2 small's 48 products in one CUDA graph) put the
+// kernel ahead of cuBLASLt at m = 1 with W [n, k] (189 us against 225) and behind it at m = 8
+// (310 against 226), and behind with W [k, n] at both (259 against 218; 585 against 218).
+// Between 1 and 8 it is not measured yet: 4 is a guess to be replaced by the m = 2, 4, 16 figures.
+inline constexpr int64_t kSkinnyGemmAutoMaxRows = 4;
+
+// Whether a product of `rows` rows (after folding) with W stored [n, k] (`w_transposed`) or
+// [k, n] runs as a skinny GEMM kernel under `choice`. kAlways: any row count the kernel takes.
+bool prefers_skinny_gemm(SkinnyGemm choice, int64_t rows, bool w_transposed);
 
 struct SkinnyGemmStep {
   CudaStep step;  // a kKernel step; its k-split workspace is its private buffer
@@ -29,8 +39,9 @@ struct SkinnyGemmStep {
 };
 
 // The step for `group` (a kGemm group) as kernel `name` for `sm_count` SMs; nullopt when the
-// anchor is not such a product (the executor then calls cuBLASLt).
+// anchor is not such a product or `choice` leaves it to cuBLASLt (the executor then calls it).
 std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Group& group,
-                                               const std::string& name, int sm_count);
+                                               const std::string& name, int sm_count,
+                                               SkinnyGemm choice = SkinnyGemm::kAlways);
 
 }  // namespace gf::cuda
