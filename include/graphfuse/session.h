@@ -100,6 +100,16 @@ class FusedProgram;
 }
 struct CompiledProgram;
 
+// Where the most recently compiled program's compile time went, in seconds of wall time.
+struct CompileSeconds {
+  double passes = 0;   // shapes bound, constants folded, graph passes, precision conversion
+  double steps = 0;    // CUDA: fusion plan, lowering, kernel sources, library plans
+  double kernels = 0;  // CUDA: kernels compiled (NVRTC) or read from the cache, and loaded
+  double memory = 0;   // CUDA: memory plan, arena, weights uploaded, pointer tables, bindings
+  double graph = 0;    // CUDA: its CUDA graph built and instantiated
+  double total = 0;    // all of it (on the CPU: passes, then the program's plan and JIT)
+};
+
 struct SessionStats {
   int programs_compiled = 0;  // programs compiled so far (a shape evicted and seen again counts twice)
   int program_cache_hits = 0;
@@ -121,6 +131,7 @@ struct SessionStats {
   int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // CUDA: of its graph's edges, those that let a kernel start early
   int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
+  CompileSeconds compile_seconds;     // of the most recently compiled program
 };
 
 class Session {

@@ -15,7 +15,21 @@ namespace {
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.dtype() == b.dtype() && a.dims() == b.dims() &&
-         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+         (a.raw() == b.raw() || std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+}
+
+// A hash of a constant's bytes that reads at most 2 * kSample of them (its head and tail):
+// hashing every byte of a model's weights took most of the pass (85 ms for GPT-2 small's 340
+// MB), while weights that differ almost always differ there too. Equal hashes are confirmed
+// by comparing every byte.
+size_t sampled_hash(const Tensor& t) {
+  constexpr size_t kSample = 4096;
+  const char* bytes = static_cast<const char*>(t.raw());
+  const size_t n = t.nbytes();
+  if (n <= 2 * kSample) return std::hash<std::string_view>{}(std::string_view(bytes, n));
+  const size_t head = std::hash<std::string_view>{}(std::string_view(bytes, kSample));
+  const size_t tail = std::hash<std::string_view>{}(std::string_view(bytes + n - kSample, kSample));
+  return head ^ (tail + 0x9e3779b97f4a7c15ull + (head << 6) + (head >> 2));
 }
 
 // Maps every constant to the first constant holding the same bytes.
@@ -29,9 +43,7 @@ int merge_constants(const Graph& g, const std::vector<bool>& is_output,
     const Value& val = g.value(v);
     if (!val.is_constant() || val.producer != kNoNode) continue;
     const Tensor& t = val.constant;
-    const size_t hash = std::hash<std::string_view>{}(
-        std::string_view(static_cast<const char*>(t.raw()), t.nbytes()));
-    auto& candidates = seen[Key{t.dtype(), t.dims(), hash}];
+    auto& candidates = seen[Key{t.dtype(), t.dims(), sampled_hash(t)}];
     ValueId found = kNoValue;
     for (ValueId c : candidates) {
       if (same_bytes(g.value(c).constant, t)) found = c;

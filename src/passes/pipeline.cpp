@@ -1,6 +1,7 @@
 #include "passes/pipeline.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
 #include "passes/cse.h"
@@ -65,7 +66,10 @@ PassReport run_passes(Graph& g, const PassOptions& options) {
   for (const Pass& pass : kPasses) {
     const auto& off = options.disabled;
     if (std::find(off.begin(), off.end(), pass.name) != off.end()) continue;
+    const auto start = std::chrono::steady_clock::now();
     const int changes = pass.run(g);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (options.verify_each_pass) {
       try {
         verify_graph(g);
@@ -74,7 +78,7 @@ PassReport run_passes(Graph& g, const PassOptions& options) {
         throw Error(e.code(), std::string("after pass '") + pass.name + "': " + e.what());
       }
     }
-    report.passes.push_back({pass.name, changes, g.num_nodes()});
+    report.passes.push_back({pass.name, changes, g.num_nodes(), seconds});
     if (options.dump_after == pass.name) {
       std::ostream& out = options.dump_stream != nullptr ? *options.dump_stream : std::cerr;
       out << "# IR after pass '" << pass.name << "' (" << changes << " changes, "

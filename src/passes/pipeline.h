@@ -35,6 +35,7 @@ struct PassRecord {
   std::string name;
   int changes = 0;         // what the pass reports: nodes removed, merged, folded or fused
   size_t nodes_after = 0;  // node count once it ran
+  double seconds = 0;      // wall time it took (verification after it left out)
 };
 
 struct PassReport {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -140,11 +141,21 @@ std::shared_ptr<const CompiledProgram> Session::program_for_dims(
   }
   // Compiled outside the lock: other shapes keep running meanwhile. Two threads that miss on the
   // same shape both compile (the JIT's cache makes the second one cheap); one program is kept.
+  const auto compile_start = std::chrono::steady_clock::now();
+  auto seconds_since_start = [&compile_start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  };
   Graph bound = specialise(graph_, dims, options_, &programs.resources);
+  const double passes_seconds = seconds_since_start();
+  auto timed = [&](CompiledProgram compiled) {
+    compiled.passes_seconds = passes_seconds;
+    compiled.total_seconds = seconds_since_start();
+    return std::make_shared<const CompiledProgram>(std::move(compiled));
+  };
   std::shared_ptr<const CompiledProgram> program;
   if (all_shapes_static(bound)) {
     try {
-      program = std::make_shared<const CompiledProgram>(compile_program(bound, options_, &programs.resources));
+      program = timed(compile_program(bound, options_, &programs.resources));
     } catch (const Error& e) {
       // Out of device memory (or past the session's cap): a second try once the cached
       // programs are dropped (their memory goes when no run holds them any more).
@@ -157,8 +168,7 @@ std::shared_ptr<const CompiledProgram> Session::program_for_dims(
           programs.cache.drop_all(cached);
         }
       }
-      program = std::make_shared<const CompiledProgram>(
-          compile_program(std::move(bound), options_, &programs.resources));
+      program = timed(compile_program(std::move(bound), options_, &programs.resources));
     }
   }
   // Declared before the lock, so dropped programs are freed after it is released.

@@ -127,6 +127,9 @@ void CompiledProgram::record(SessionStats& stats) const {
     stats.fallback_reasons = s.fallback_reasons;
     stats.arena_bytes = s.arena_bytes;
     stats.arena_lower_bound = s.arena_lower_bound;
+    stats.compile_seconds = {};
+    stats.compile_seconds.passes = passes_seconds;
+    stats.compile_seconds.total = total_seconds;
     return;
   }
 #ifdef GF_HAVE_CUDA
@@ -141,6 +144,9 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.arena_lower_bound = s.arena_lower_bound;
   stats.graph_nodes = s.graph_nodes;
   stats.programmatic_edges = s.programmatic_edges;
+  stats.compile_seconds = s.compile_seconds;
+  stats.compile_seconds.passes = passes_seconds;
+  stats.compile_seconds.total = total_seconds;
 #endif
 }
 

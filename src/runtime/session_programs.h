@@ -32,6 +32,10 @@ struct SessionResources {
 struct CompiledProgram {
   std::shared_ptr<const cpu::FusedProgram> cpu;
   std::shared_ptr<const cuda::CudaProgram> cuda;
+  // Set by the session once it is built: seconds spent specialising the graph (the passes) and
+  // in all (record() reports them with the program's own breakdown).
+  double passes_seconds = 0;
+  double total_seconds = 0;
 
   const Graph& graph() const;
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;

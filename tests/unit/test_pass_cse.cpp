@@ -59,6 +59,29 @@ TEST(PassCse, ConstantsWithEqualBytesBecomeOne) {
   testing::expect_same_results(original, g);
 }
 
+TEST(PassCse, LargeConstantsAreComparedByEveryByte) {
+  // 64 KiB each: the hash reads only their heads and tails, which are equal here; the one
+  // element that differs lies in the middle, so only the full comparison tells them apart.
+  constexpr int64_t kN = 16384;
+  std::vector<float> values(kN);
+  for (int64_t i = 0; i < kN; ++i) values[static_cast<size_t>(i)] = static_cast<float>(i % 97) - 48;
+  std::vector<float> middle_differs = values;
+  middle_differs[kN / 2] += 1;
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, {kN});
+  ValueId same1 = b.constant("same1", f32({kN}, values));
+  ValueId same2 = b.constant("same2", f32({kN}, values));
+  ValueId other = b.constant("other", f32({kN}, middle_differs));
+  b.output(b.add(b.add(b.mul(x, same1), b.mul(x, same2)), b.mul(x, other)));
+  Graph g = b.build();
+  const Graph original = g;
+  EXPECT_EQ(eliminate_common_subexpressions(g), 2);  // same2, then its Mul
+  EXPECT_EQ(g.find_value("same2"), kNoValue);
+  EXPECT_NE(g.find_value("other"), kNoValue);
+  EXPECT_EQ(count_ops(g, Op::kMul), 2);
+  testing::expect_same_results(original, g);
+}
+
 TEST(PassCse, DuplicatesThatAreGraphOutputsKeepTheirNames) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, {3});

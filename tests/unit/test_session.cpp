@@ -115,6 +115,10 @@ TEST(Session, FusedProgramsAreCachedPerInputShape) {
   EXPECT_EQ(st.program_cache_hits, 2);
   EXPECT_GE(st.fused_kernels, 1);
   EXPECT_EQ(st.fallback_nodes, 0);
+  // The last compile's time: its passes, then the program (a JIT compile or a cache read).
+  EXPECT_GT(st.compile_seconds.passes, 0);
+  EXPECT_GT(st.compile_seconds.total, st.compile_seconds.passes);
+  EXPECT_EQ(st.compile_seconds.graph, 0);  // CUDA parts stay 0 on the CPU
 }
 
 TEST(Session, ConcurrentRunsGiveBitwiseEqualResults) {

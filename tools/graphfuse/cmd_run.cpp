@@ -26,6 +26,15 @@ struct RunOptions {
   int iterations = 10;
 };
 
+std::string compile_seconds_json(const CompileSeconds& c) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"graph\": %.6f, "
+                "\"total\": %.6f}",
+                c.passes, c.steps, c.kernels, c.memory, c.graph, c.total);
+  return buf;
+}
+
 struct Latency {
   double min = 0, median = 0, p90 = 0;
 };
@@ -146,6 +155,7 @@ int run_model(const RunOptions& o) {
                               ", \"mode\": " + json_string(o.device == "cuda" ? o.mode : "cpu") +
                               ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
                               ", \"programmatic_edges\": " + std::to_string(st.programmatic_edges) +
+                              ", \"compile_seconds\": " + compile_seconds_json(st.compile_seconds) +
                               ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
                               ", \"library_calls\": " + std::to_string(st.library_calls) +
                               ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +

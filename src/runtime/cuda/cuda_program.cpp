@@ -3,6 +3,7 @@
 #include "runtime/cuda/cuda_program.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "codegen/cuda/nvrtc_compiler.h"
@@ -106,8 +107,18 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
                                            : std::make_shared<SessionDeviceMemory>();
   st.libraries.allow_tf32 = options.allow_tf32;
   st.programmatic_edges = options.programmatic_launch && ctx.compute_capability() >= 90;
+  using Clock = std::chrono::steady_clock;
+  auto phase_start = Clock::now();
+  auto lap = [&phase_start](double& into) {
+    const auto now = Clock::now();
+    into = std::chrono::duration<double>(now - phase_start).count();
+    phase_start = now;
+  };
+  CompileSeconds& seconds = stats_.compile_seconds;
   build_cuda_steps(graph_, st, stats_, ctx.sm_count(), options.skinny_gemm);
+  lap(seconds.steps);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
+  lap(seconds.kernels);
 
   // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
   // Inputs keep their slots to the end: a loop writes them again for its next iteration.
@@ -178,6 +189,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   check_cu(cuda_driver().cuEventCreate(&st.done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
+  lap(seconds.memory);
   stats_.arena_bytes = st.memory.arena_bytes;
   stats_.arena_lower_bound = st.memory.lower_bound;
   stats_.weight_bytes = st.weights.bytes();
@@ -192,6 +204,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     stats_.graph_nodes = static_cast<int>(cuda_graph_->node_count());
     stats_.programmatic_edges = static_cast<int>(cuda_graph_->programmatic_edges());
   }
+  lap(seconds.graph);
 }
 
 CudaProgramState::~CudaProgramState() {

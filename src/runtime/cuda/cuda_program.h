@@ -81,6 +81,8 @@ struct CudaProgramStats {
   uint64_t workspace_bytes = 0;  // the library workspace and the steps' private buffers
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // of its edges, those that let a kernel start early
+  // Where its construction went (CompileSeconds's CUDA parts; passes and total stay 0).
+  CompileSeconds compile_seconds;
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };
 
