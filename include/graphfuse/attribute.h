@@ -1,4 +1,6 @@
 // Node attributes: a small ordered map from name to a typed value (ONNX's attribute kinds).
+//
+// Thread safety: a value type; const use from several threads at once is safe.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 // Building graphs from C++: each added node is type-checked at once, so a mistake surfaces at the
 // line that made it, with the node, op and shapes in the message.
+//
+// Thread safety: one GraphBuilder is used by one thread at a time; builders on different threads
+// are independent.
 #pragma once
 
 #include <string>

@@ -1,4 +1,6 @@
 // What compute devices this process can use.
+//
+// Thread safety: probe_cuda() keeps no state of its own and may be called from any thread.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,6 @@
 // Element types and the 16-bit float storage types.
+//
+// Thread safety: plain values and pure functions; safe on any thread.
 #pragma once
 
 #include <cstddef>

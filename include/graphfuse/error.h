@@ -1,5 +1,7 @@
 // Errors: user-facing failures throw gf::Error (a code plus a message that names the node, op and
 // shapes); broken internal invariants abort with file:line through GF_ASSERT.
+//
+// Thread safety: an Error does not change once made; it may be read and copied on any thread.
 #pragma once
 
 #include <stdexcept>

@@ -1,6 +1,10 @@
 // The graph IR: values (typed tensors, possibly constant) and nodes (ops over values).
 // Values and nodes are stored in vectors and named by index; the graph inputs are values with
 // no producer and no constant data.
+//
+// Thread safety: a Graph is a value. Const use from several threads at once is safe; changing a
+// graph needs it to oneself (a Session keeps its own copy). Constants are Tensor handles:
+// copying a Graph shares their bytes.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 // Built-in models with random weights, built through the C++ API: the demo, tests and
 // benchmarks use them.
+//
+// Thread safety: each builder makes a new graph from its config (weights from the config's seed)
+// and shares nothing; safe on any thread.
 #pragma once
 
 #include <cstdint>

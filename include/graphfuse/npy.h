@@ -5,6 +5,9 @@
 // write_npy stores a bf16 tensor as f4 (exact, bf16 is the top half of f32), so a bf16 tensor
 // reads back as f32. Fortran order, big-endian data and other dtypes are refused with a clear
 // error; a malformed header is kParseError, never a crash.
+//
+// Thread safety: read_npy and write_npy keep no shared state; calls on different files may run
+// on several threads at once.
 #pragma once
 
 #include <string>

@@ -3,6 +3,9 @@
 //
 // Built only when libonnx is found (GF_HAVE_ONNX); without it every entry point throws
 // kUnsupported.
+//
+// Thread safety: import_onnx keeps no state between calls, so several threads may import at once;
+// `evaluate` is called on the importing thread.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,6 @@
 // Op identifiers and their static properties, generated from the op table (op_list.h).
+//
+// Thread safety: the op properties are constant tables; safe on any thread.
 #pragma once
 
 #include <cstdint>

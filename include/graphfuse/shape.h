@@ -1,4 +1,6 @@
 // Shapes whose dimensions are concrete, symbolic (named, e.g. "batch") or unknown.
+//
+// Thread safety: value types; const use from several threads at once is safe.
 #pragma once
 
 #include <cstdint>

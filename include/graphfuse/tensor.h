@@ -1,5 +1,10 @@
 // Host tensors: dense, row-major, reference-counted storage. Weights read from a file can be
 // wrapped without a copy (the owner keeps the bytes alive).
+//
+// Thread safety: a Tensor is a handle. Copies share the bytes (clone() makes its own), and the
+// reference count is atomic, so handles may be copied and destroyed on any threads. Reading the
+// same bytes from several threads is safe; writing them while another thread reads or writes
+// them is a data race the caller must prevent.
 #pragma once
 
 #include <cstdint>
