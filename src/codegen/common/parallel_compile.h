@@ -1,6 +1,7 @@
 // Compiling many kernels at once, for both JITs: each source on a worker (at most
 // hardware_concurrency threads, the caller being one), results in the order of the sources,
-// and the first failure rethrown once every compile has finished.
+// and the first failure rethrown once every compile has finished. `progress` (optional) hears
+// of each finished compile.
 #pragma once
 
 #include <algorithm>
@@ -10,11 +11,14 @@
 #include <thread>
 #include <vector>
 
+#include "codegen/common/compile_progress.h"
+
 namespace gf::codegen {
 
 // compile_one(i) returns the result for source i.
 template <class Result, class CompileOne>
-std::vector<Result> compile_in_parallel(size_t count, CompileOne compile_one) {
+std::vector<Result> compile_in_parallel(size_t count, CompileOne compile_one,
+                                        CompileProgress* progress = nullptr) {
   std::vector<Result> results(count);
   std::vector<std::exception_ptr> errors(count);
   std::atomic<size_t> next{0};
@@ -25,6 +29,7 @@ std::vector<Result> compile_in_parallel(size_t count, CompileOne compile_one) {
       } catch (...) {
         errors[i] = std::current_exception();
       }
+      if (progress) progress->done_one();
     }
   };
   const size_t threads = std::min<size_t>(count, std::max(1u, std::thread::hardware_concurrency()));

@@ -259,8 +259,9 @@ JitLibraryPtr JitCompiler::load_or_compile(const std::string& source, uint64_t k
 }
 
 std::vector<JitLibraryPtr> JitCompiler::compile_all(const std::vector<std::string>& sources) {
-  return compile_in_parallel<JitLibraryPtr>(sources.size(),
-                                            [&](size_t i) { return compile(sources[i]); });
+  CompileProgress progress("CPU kernels", sources.size());
+  return compile_in_parallel<JitLibraryPtr>(
+      sources.size(), [&](size_t i) { return compile(sources[i]); }, &progress);
 }
 
 }  // namespace gf::codegen

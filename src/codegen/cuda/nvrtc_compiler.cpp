@@ -235,8 +235,9 @@ std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& 
 
 std::vector<CubinPtr> NvrtcCompiler::compile_all(const std::vector<std::string>& sources,
                                                  int compute_capability) {
+  CompileProgress progress("CUDA kernels", sources.size());
   return compile_in_parallel<CubinPtr>(
-      sources.size(), [&](size_t i) { return compile(sources[i], compute_capability); });
+      sources.size(), [&](size_t i) { return compile(sources[i], compute_capability); }, &progress);
 }
 
 }  // namespace gf::codegen
