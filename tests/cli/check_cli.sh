@@ -77,6 +77,7 @@ check demo_bad_device 1 "^error: --device must be" -- demo --device tpu
 check devices 0 '^cpu: available' -- devices
 check plan_builtin 0 'plan for gpt2_stack on h200: 94 nodes -> 29 kernels' -- plan builtin:gpt2
 check plan_explain 0 'fused +epilogue' -- plan builtin:gpt2 --explain --target cpu
+check plan_explain_passes 0 '  cse +[0-9]+ changes, +[0-9]+ nodes after, +[0-9.]+ ms' -- plan builtin:gpt2 --explain
 check plan_json 0 '"kernel_count": 29' -- plan builtin:gpt2 --json /dev/stdout
 check plan_dot 0 'wrote .*plan.dot' -- plan builtin:gpt2 --dot "$tmp/plan.dot"
 check plan_bad_target 1 "^error: --target must be h200 or cpu" -- plan builtin:gpt2 --target tpu

@@ -53,8 +53,16 @@ int plan_model(const PlanOptions& o) {
   PassOptions passes;
   passes.dump_after = o.dump_after;
   passes.disabled = o.disabled;
-  run_passes(g, passes);
+  const PassReport report = run_passes(g, passes);
   const fusion::Plan plan = fusion::plan_fusion(g, model);
+  if (o.explain) {
+    // What each graph pass did before the plan, and what it cost.
+    std::printf("passes: %zu nodes in\n", report.nodes_before);
+    for (const PassRecord& r : report.passes) {
+      std::printf("  %-22s %4d changes, %5zu nodes after, %8.3f ms\n", r.name.c_str(), r.changes,
+                  r.nodes_after, r.seconds * 1e3);
+    }
+  }
   std::printf("%s", fusion::plan_to_text(g, plan, o.explain).c_str());
   if (!o.json.empty()) write_text_file(o.json, fusion::plan_to_json(g, plan));
   if (!o.dot.empty()) {
