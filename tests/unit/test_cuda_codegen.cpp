@@ -9,6 +9,7 @@
 #include <map>
 
 #include "codegen/common/cache_files.h"
+#include "codegen/cuda/binding_kernels.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "fusion/plan.h"
@@ -82,6 +83,16 @@ TEST_F(CudaCodegenCache, HandBuiltKernelsCompileForSm90) {
   ASSERT_EQ(cubins.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i) expect_cubin_for(cubins[i], cases[i].kernel.name);
   EXPECT_EQ(compiler.nvrtc_runs(), static_cast<int>(cases.size()));
+}
+
+TEST_F(CudaCodegenCache, BindingKernelsCompileForSm90) {
+  // Their source takes the prelude's grid-dependency helpers and nothing else of it.
+  const std::string source = codegen::binding_kernels_source(codegen::binding_capacity(3));
+  EXPECT_EQ(source.find("#include"), std::string::npos);
+  codegen::NvrtcCompiler compiler(options());
+  const codegen::CubinPtr cubin = compiler.compile(source, kSm90);
+  expect_cubin_for(cubin, "gf_bind_in");
+  expect_cubin_for(cubin, "gf_bind_out");
 }
 
 TEST_F(CudaCodegenCache, KernelsLoweredFromGraphsCompileForSm90) {

@@ -1,5 +1,6 @@
 #include "codegen/cuda/binding_kernels.h"
 
+#include "codegen/cuda/cuda_target.h"
 #include "codegen/cuda/kernels/bindings_cuh.h"
 #include "graphfuse/error.h"
 
@@ -17,7 +18,8 @@ size_t binding_capacity(size_t count) {
 }
 
 std::string binding_kernels_source(size_t capacity) {
-  return "#define GF_BINDING_CAPACITY " + std::to_string(capacity) + "\n" + embedded::bindings_cuh;
+  return "#define GF_BINDING_CAPACITY " + std::to_string(capacity) + "\n" +
+         cuda_grid_dependency_helpers() + embedded::bindings_cuh;
 }
 
 }  // namespace gf::codegen

@@ -123,6 +123,8 @@ Target cuda_target() {
   return t;
 }
 
+std::string cuda_grid_dependency_helpers() { return kGridDependencyHelpers; }
+
 std::string cuda_prelude() {
   return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) + kWarpHelpers +
          kGridDependencyHelpers + kVectorHelpers;

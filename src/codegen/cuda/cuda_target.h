@@ -16,5 +16,8 @@ Target cuda_target();
 
 // Integer typedefs and limits, the scalar helpers, and the warp-level helpers the kernels use.
 std::string cuda_prelude();
+// Just the prelude's gf_grid_dependency_sync() and gf_prefetch_l2(), for sources that take
+// nothing else of it (the binding kernels).
+std::string cuda_grid_dependency_helpers();
 
 }  // namespace gf::codegen

@@ -1,6 +1,6 @@
 // The two kernels at the edges of a program that runs on the caller's device buffers
-// (runtime/cuda/program_bindings.h). Compiled after a line defining GF_BINDING_CAPACITY; includes
-// nothing.
+// (runtime/cuda/program_bindings.h). Compiled after a line defining GF_BINDING_CAPACITY and the
+// prelude's gf_grid_dependency_sync() (codegen/cuda/cuda_target.h); includes nothing.
 //
 // gf_bind_in takes the caller's addresses by value, as its kernel parameter: re-binding a built
 // graph is one kernel-node parameter update, whatever the size of the program. It keeps them in
@@ -18,15 +18,6 @@ struct gf_binding_copy {
 struct gf_bindings {
   unsigned long long address[GF_BINDING_CAPACITY];
 };
-
-// Both kernels may start early behind a programmatic edge (runtime/cuda/cuda_program_graph.h):
-// they wait here for the kernels before them, then let the ones after them start.
-static __device__ __forceinline__ void gf_bind_sync() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
 
 // Every thread of the grid takes a share; 16-byte accesses when both ends and the size allow
 // (the caller's buffers need no particular alignment).
@@ -48,7 +39,7 @@ static __device__ __forceinline__ void gf_copy_bytes(unsigned long long dst, uns
 extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy* copies,
                                       int copy_count, unsigned long long* table,
                                       int binding_count) {
-  gf_bind_sync();
+  gf_grid_dependency_sync();  // may start early behind a programmatic edge
   if (blockIdx.x == 0) {
     for (int i = threadIdx.x; i < binding_count; i += blockDim.x) table[i] = caller.address[i];
   }
@@ -61,7 +52,7 @@ extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy*
 
 extern "C" __global__ void gf_bind_out(const gf_binding_copy* copies, int copy_count,
                                        const unsigned long long* table) {
-  gf_bind_sync();
+  gf_grid_dependency_sync();  // may start early behind a programmatic edge
   for (int c = 0; c < copy_count; ++c) {
     const gf_binding_copy k = copies[c];
     const unsigned long long dst = table[k.binding];
