@@ -91,6 +91,7 @@ class Bench {
     const fusion::FusedKernel k = fusion::lower_group(g, *group, "bench_kernel");
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
+    options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
     Result r;
     r.name = name;
     r.src = codegen::emit_cuda_kernel(k, g, options);

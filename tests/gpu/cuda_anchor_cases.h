@@ -153,6 +153,50 @@ inline std::vector<AnchorCase> attention_cases() {
   return cases;
 }
 
+// Cases of the tensor-core kernel (f16/bf16, head sizes 16-128, at least 8 query rows): query
+// rows not a multiple of its 64-row blocks, keys not a multiple of its 64-key tiles, every head
+// size, both formats, masks of each kind, causal with more queries than keys, and the
+// smallest query count it takes.
+inline std::vector<AnchorCase> mma_attention_cases() {
+  std::vector<AnchorCase> cases;
+  const DType f16 = DType::kF16, bf16 = DType::kBF16;
+  auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
+    cases.push_back(make_anchor_case(std::move(name), Op::kAttention, std::move(in), std::move(a), t));
+  };
+  add("mma_attention_gqa_d128_f16", qkv4(2, 8, 2, 100, 200, 128, 128, f16, 80), {}, f16);
+  add("mma_attention_causal_more_queries_d64_bf16", qkv4(1, 4, 4, 70, 50, 64, 64, bf16, 81),
+      {{"is_causal", int64_t{1}}}, bf16);
+  add("mma_attention_causal_d128_bf16", qkv4(1, 2, 1, 130, 130, 128, 128, bf16, 82),
+      {{"is_causal", int64_t{1}}}, bf16);
+  {
+    // Packed 3-D, head size 32, a key-padding mask per batch: batch 1 has no visible key at all
+    // (zero rows).
+    std::vector<Tensor> in = {anchor_data({2, 33, 4 * 32}, 83, f16), anchor_data({2, 77, 2 * 32}, 84, f16),
+                              anchor_data({2, 77, 2 * 32}, 85, f16)};
+    Tensor mask = mask_bools({2, 1, 1, 77}, 86, 4);
+    for (int64_t j = 0; j < 77; ++j) mask.data<bool>()[77 + j] = false;
+    in.push_back(mask);
+    add("mma_attention_packed_key_padding_d32_f16", std::move(in),
+        {{"q_num_heads", int64_t{4}}, {"kv_num_heads", int64_t{2}}}, f16);
+  }
+  {
+    // Head size 16, an additive mask per query row and key, a scale and a softcap.
+    std::vector<Tensor> in = qkv4(1, 3, 3, 40, 90, 16, 16, f16, 87);
+    in.push_back(anchor_data({40, 90}, 88, f16, 3.0));
+    add("mma_attention_float_mask_softcap_d16_f16", std::move(in), {{"scale", 0.7f}, {"softcap", 4.0f}},
+        f16);
+  }
+  {
+    // A bool mask per (batch, head, query row) covering only 60 of 65 keys, and causal.
+    std::vector<Tensor> in = qkv4(2, 2, 2, 65, 65, 64, 64, bf16, 89);
+    in.push_back(mask_bools({2, 2, 65, 60}, 90, 3));
+    add("mma_attention_short_bool_mask_causal_d64_bf16", std::move(in), {{"is_causal", int64_t{1}}}, bf16);
+  }
+  add("mma_attention_eight_queries_one_key_d128_f16", qkv4(3, 2, 2, 8, 1, 128, 128, f16, 91), {}, f16);
+  add("mma_attention_no_keys_d64_f16", qkv4(1, 2, 2, 9, 0, 64, 64, f16, 92), {}, f16);
+  return cases;
+}
+
 inline std::vector<AnchorCase> pool_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
@@ -232,7 +276,7 @@ inline std::vector<AnchorCase> conv_cases() {
 
 inline std::vector<AnchorCase> all_anchor_cases() {
   std::vector<AnchorCase> all = attention_cases();
-  for (auto* more : {&pool_cases, &conv_cases})
+  for (auto* more : {&mma_attention_cases, &pool_cases, &conv_cases})
     for (AnchorCase& c : more()) all.push_back(std::move(c));
   return all;
 }

@@ -47,6 +47,7 @@ class CudaTestDevice {
                                 bool round_16bit_intermediates = true,
                                 codegen::CudaEmitOptions options = {}) {
     options.sm_count = sm_count_;
+    options.compute_capability = compute_capability_;
     options.round_16bit_intermediates = round_16bit_intermediates;
     std::vector<bool> is_output;
     for (const fusion::KernelBuffer& b : k.buffers) is_output.push_back(b.is_output);
@@ -56,9 +57,12 @@ class CudaTestDevice {
   }
 
   // The same for any emitted source of the common ABI (an anchor kernel, say): `buffers` in the
-  // kernel's table order, `is_output` marking those it writes.
+  // kernel's table order, `is_output` marking those it writes. Each buffer starts
+  // `offset_bytes` past an allocation (a multiple of 256 bytes): an odd multiple of the element
+  // size gives the kernel pointers that are not vector-aligned.
   void run_source(const codegen::CudaKernelSource& src, std::vector<Tensor>& buffers,
-                  const std::vector<bool>& is_output, unsigned char poison) {
+                  const std::vector<bool>& is_output, unsigned char poison,
+                  size_t offset_bytes = 0) {
     const CudaDriverApi& cu = cuda_driver();
     const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
@@ -68,13 +72,13 @@ class CudaTestDevice {
     std::vector<CUdeviceptr> table;
     for (size_t i = 0; i < buffers.size(); ++i) {
       Tensor& t = buffers[i];
-      device.push_back(std::make_unique<DeviceBuffer>(t.nbytes()));
-      table.push_back(device.back()->ptr());
+      device.push_back(std::make_unique<DeviceBuffer>(t.nbytes() + offset_bytes));
+      table.push_back(device.back()->ptr() + offset_bytes);
       if (t.nbytes() == 0) continue;
       if (is_output.at(i)) {
-        GF_CU(cu.cuMemsetD8(device.back()->ptr(), poison, t.nbytes()));
+        GF_CU(cu.cuMemsetD8(table.back(), poison, t.nbytes()));
       } else {
-        GF_CU(cu.cuMemcpyHtoD(device.back()->ptr(), t.raw(), t.nbytes()));
+        GF_CU(cu.cuMemcpyHtoD(table.back(), t.raw(), t.nbytes()));
       }
     }
     DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
@@ -91,7 +95,7 @@ class CudaTestDevice {
     for (size_t i = 0; i < buffers.size(); ++i) {
       Tensor& t = buffers[i];
       if (is_output[i] && t.nbytes() > 0) {
-        GF_CU(cu.cuMemcpyDtoH(t.raw(), device[i]->ptr(), t.nbytes()));
+        GF_CU(cu.cuMemcpyDtoH(t.raw(), table[i], t.nbytes()));
       }
     }
   }

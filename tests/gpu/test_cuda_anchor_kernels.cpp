@@ -19,10 +19,12 @@ using testing::CudaTestDevice;
 // fails in at least one run whatever its expected value.
 constexpr unsigned char kPoisons[] = {0xff, 0x5a};
 
-// Emits `c`'s node for this device and runs it; returns its output.
-Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poison) {
-  codegen::CudaEmitOptions options;
+// Emits `c`'s node for this device and runs it (buffers `offset_bytes` past their allocations);
+// returns its output.
+Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poison,
+                  codegen::CudaEmitOptions options = {}, size_t offset_bytes = 0) {
   options.sm_count = device.sm_count();
+  options.compute_capability = device.compute_capability();
   const codegen::CudaKernelSource src =
       codegen::emit_anchor_kernel(c.node(), c.graph, "anchor_" + c.name, options);
   std::vector<Tensor> buffers = c.inputs;
@@ -30,7 +32,7 @@ Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poi
   const TensorType& out = c.graph.value(c.node().outputs[0]).type;
   buffers.emplace_back(out.dtype, out.shape.static_dims());
   is_output.push_back(true);
-  device.run_source(src, buffers, is_output, poison);
+  device.run_source(src, buffers, is_output, poison, offset_bytes);
   return buffers.back();
 }
 
@@ -61,6 +63,44 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaAnchorKernels,
                            return testing::all_anchor_cases().at(info.param).name;
                          });
 
+// The tensor-core attention kernel: its cases once more with pointers 2 bytes off 16-byte
+// alignment (plain loads instead of cp.async), and with the kernel switched off (the
+// one-warp-per-row kernel takes the same nodes).
+class CudaMmaAttention : public CudaAnchorKernels {
+ protected:
+  void SetUp() override {
+    CudaAnchorKernels::SetUp();
+    if (device_ && device_->compute_capability() < 80) GTEST_SKIP() << "tensor-core attention needs sm_80";
+  }
+};
+
+TEST_P(CudaMmaAttention, MatchesTheReferenceFromUnalignedBuffersAndWhenSwitchedOff) {
+  const AnchorCase c = testing::mma_attention_cases().at(GetParam());
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  codegen::CudaEmitOptions options;
+  options.compute_capability = device_->compute_capability();
+  const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
+  EXPECT_NE(src.source.find("tensor cores"), std::string::npos) << "not the tensor-core kernel";
+  {
+    SCOPED_TRACE("unaligned");
+    const Tensor got = run_anchor(*device_, c, 0xff, {}, 2);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  {
+    SCOPED_TRACE("tensor cores off");
+    codegen::CudaEmitOptions off;
+    off.tensor_core_attention = false;
+    const Tensor got = run_anchor(*device_, c, 0xff, off);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaMmaAttention,
+                         ::testing::Range<size_t>(0, testing::mma_attention_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return testing::mma_attention_cases().at(info.param).name;
+                         });
+
 class CudaAnchorKernelsLarge : public CudaAnchorKernels {};
 
 TEST_F(CudaAnchorKernelsLarge, APoolLargerThanTheGridCoversEveryOutput) {
@@ -79,6 +119,16 @@ TEST_F(CudaAnchorKernelsLarge, LongCausalAttentionInHalfPrecision) {
   const AnchorCase c = testing::make_anchor_case(
       "long_causal", Op::kAttention, testing::qkv4(2, 8, 2, 512, 512, 64, 64, DType::kF16, 70),
       {{"is_causal", int64_t{1}}}, DType::kF16);
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  const Tensor got = run_anchor(*device_, c, 0xff);
+  testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+}
+
+TEST_F(CudaAnchorKernelsLarge, LongAttentionWithHeadSize128InBfloat16) {
+  // 1000 queries and keys (not multiples of the 64-row blocks and 64-key tiles), GQA 4:1.
+  const AnchorCase c = testing::make_anchor_case(
+      "long_d128", Op::kAttention, testing::qkv4(1, 8, 2, 1000, 1000, 128, 128, DType::kBF16, 71), {},
+      DType::kBF16);
   const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
   const Tensor got = run_anchor(*device_, c, 0xff);
   testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);

@@ -186,6 +186,38 @@ TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {
   EXPECT_EQ(src.launch.block, 256u);
 }
 
+TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
+  const auto emitted_kind = [](const AnchorCase& c, codegen::CudaEmitOptions o = {}) {
+    const std::string src = emit_anchor_kernel(c.node(), c.graph, "k", o).source;
+    return src.find("tensor cores") != std::string::npos ? "mma" : "row";
+  };
+  for (const AnchorCase& c : testing::mma_attention_cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_STREQ(emitted_kind(c), "mma");
+    codegen::CudaEmitOptions off;
+    off.tensor_core_attention = false;
+    EXPECT_STREQ(emitted_kind(c, off), "row");
+    codegen::CudaEmitOptions turing;
+    turing.compute_capability = 75;
+    EXPECT_STREQ(emitted_kind(c, turing), "row");
+  }
+  const DType f16 = DType::kF16;
+  const auto attention = [](std::vector<Tensor> in, DType t) {
+    return testing::make_anchor_case("a", Op::kAttention, std::move(in), {}, t);
+  };
+  // f32, a head size that is not a power of two, different Q/K and V head sizes, fewer than 8
+  // query rows: the one-warp-per-row kernel.
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 64, DType::kF32, 1), DType::kF32)), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 96, 96, f16, 1), f16)), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 32, f16, 1), f16)), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 7, 64, 64, 64, f16, 1), f16)), "row");
+  // Launch: 64 query rows per block of 128 threads, one block per (batch, head, row tile).
+  const AnchorCase c = attention(testing::qkv4(3, 5, 1, 130, 64, 64, 64, f16, 1), f16);
+  const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k");
+  EXPECT_EQ(src.launch.block, 128u);
+  EXPECT_EQ(src.launch.grid, 3u * 5u * 3u);
+}
+
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {
   const CudaProbe probe = probe_cuda();
   if (!cuda::cudnn_available()) {

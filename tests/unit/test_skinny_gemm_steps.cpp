@@ -198,7 +198,7 @@ TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
   const Graph g = prepared(b.build());
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, SkinnyGemm::kAlways);
+  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAlways);
   EXPECT_EQ(stats.skinny_gemm_steps, 1);
   EXPECT_EQ(stats.generated_kernels, 2);
   EXPECT_EQ(stats.library_calls, 0);
@@ -304,7 +304,7 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, SkinnyGemm::kAuto);  // W [n, k], one row: auto's
+  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);  // W [n, k], one row: auto's
   EXPECT_GT(products, 0);
   EXPECT_EQ(stats.skinny_gemm_steps, products);
   EXPECT_EQ(stats.library_calls, 0);

@@ -75,6 +75,12 @@ struct CudaEmitOptions {
   bool vectorize = true;
   // 32-bit index arithmetic where every buffer fits (see above); off, always 64-bit.
   bool index32 = true;
+  // The device's compute capability (major * 10 + minor): instructions newer than it are not
+  // emitted (tensor-core attention needs 80).
+  int compute_capability = 90;
+  // Attention on tensor cores where the node fits (anchor_attention.h); off, the one-warp-per-row
+  // kernel everywhere.
+  bool tensor_core_attention = true;
 };
 
 struct LaunchConfig {

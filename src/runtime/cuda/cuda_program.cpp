@@ -115,7 +115,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), options.skinny_gemm);
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(), options.skinny_gemm);
   lap(seconds.steps);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);

@@ -49,9 +49,10 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              SkinnyGemm skinny_gemm)
+              int compute_capability, SkinnyGemm skinny_gemm)
       : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
     emit_options_.sm_count = sm_count;
+    emit_options_.compute_capability = compute_capability;
   }
 
   void build() {
@@ -287,8 +288,8 @@ class StepBuilder {
 }  // namespace
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count, SkinnyGemm skinny_gemm) {
-  StepBuilder(g, state, stats, sm_count, skinny_gemm).build();
+                      int sm_count, int compute_capability, SkinnyGemm skinny_gemm) {
+  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm).build();
 }
 
 }  // namespace gf::cuda

@@ -4,10 +4,10 @@
 // tile, the warp keeps a running max and sum (online softmax in f32) and each lane accumulates
 // the output columns lane, lane + 32, ...; nothing of size Sq x Skv reaches global memory.
 //
-// Needs from the emitter: gf_elem / gf_load / gf_store (Q, K, V, Y storage), gf_mask_elem, and
-// the constants kThreads, kWarps, kTileKeys, kKStride, kB, kHq, kGroup, kSq, kSkv, kD, kDv,
-// kQ/kK/kV/kY strides (batch, head, position; the head_dim stride is 1), kRootScale, kSoftcap,
-// kCausal, kHasMask, kMaskIsBool, kMaskColumns and the kMask strides.
+// Needs from the emitter: attention_common.cuh before it, gf_elem / gf_load / gf_store (Q, K, V,
+// Y storage), gf_mask_elem, and the constants kThreads, kWarps, kTileKeys, kKStride, kB, kHq,
+// kGroup, kSq, kSkv, kD, kDv, kQ/kK/kV/kY strides (batch, head, position; the head_dim stride is
+// 1), kRootScale, kSoftcap, kCausal, kHasMask, kMaskIsBool, kMaskColumns and the kMask strides.
 //
 // Scores round like the reference's: (q * sqrt(scale)) and (k * sqrt(scale)) rounded to float,
 // their products summed in order over head_dim (NVRTC runs with -fmad=false). The softmax and
@@ -22,27 +22,6 @@ constexpr int kDvPerLane = kDv > 0 ? (kDv + 31) / 32 : 1;
 constexpr int kDPadded = kD > 0 ? kD : 1;
 constexpr int kDvPadded = kDv > 0 ? kDv : 1;
 constexpr float kSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
-
-// The additive bias of key j for query i (head h, batch b): the mask as 0 / -inf (bool) or its
-// value (float), -inf past the mask's last column, plus -inf for j > i under is_causal.
-static __device__ __forceinline__ float gf_attention_bias(const void* mask, int64_t b, int64_t h,
-                                                          int64_t i, int64_t j) {
-  float bias = 0.0f;
-  if constexpr (kHasMask) {
-    if (j >= kMaskColumns) {
-      bias = gf_neg_inf();
-    } else {
-      const int64_t at = b * kMaskStrideB + h * kMaskStrideH + i * kMaskStrideS + j * kMaskStrideJ;
-      if constexpr (kMaskIsBool) {
-        bias = ((const gf_mask_elem*)mask)[at] != 0 ? 0.0f : gf_neg_inf();
-      } else {
-        bias = gf_load(((const gf_mask_elem*)mask)[at]);
-      }
-    }
-  }
-  if (kCausal && j > i) bias = bias + gf_neg_inf();
-  return bias;
-}
 
 static __device__ __forceinline__ void gf_attention(void* const* buffers) {
   const gf_elem* q = (const gf_elem*)buffers[0];

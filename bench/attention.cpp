@@ -1,0 +1,236 @@
+// bench_attention: our attention kernels on the shapes of the fused-attention targets, in
+// TFLOP/s. Each case is one Attention node (Q, K, V as [B, H, S, D]) emitted the production way
+// (emit_anchor_kernel -> NVRTC) for this device, run on device buffers of random values; times
+// are CUDA events around each launch, the median of --iters. FLOPs: 4 * B * H * Sq * Skv * D,
+// halved under is_causal (the convention of FlashAttention's and PyTorch's figures).
+// bench/attention_vs_torch.py runs PyTorch's SDPA backends on the same shapes and prints both.
+//
+//   bench_attention [--iters N] [--quick] [--row-kernel] [--json FILE]
+//
+// --row-kernel also times the one-warp-per-row kernel (tensor cores off) where S <= 2048.
+// Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/cuda/anchor_kernels.h"
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/device.h"
+#include "graphfuse/error.h"
+#include "graphfuse/graph.h"
+#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/device_memory.h"
+
+namespace gf {
+namespace {
+
+struct Shape4 {
+  int64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
+  bool causal;
+  DType dtype;
+};
+
+struct Result {
+  Shape4 shape;
+  std::string kernel;  // "mma" or "row"
+  double us = 0, tflops = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <class F>
+double time_us(int iters, F&& launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  std::vector<double> us;
+  CudaEvent start, stop;
+  for (int i = 0; i < iters; ++i) {
+    start.record();
+    launch();
+    stop.record();
+    us.push_back(1e3 * stop.elapsed_ms_since(start));
+  }
+  return median(us);
+}
+
+Graph attention_graph(const Shape4& s) {
+  Graph g;
+  const auto input = [&](const char* name, int64_t heads, int64_t len) {
+    return g.add_input(name, TensorType{s.dtype, Shape::from_static({s.batch, heads, len, s.head_dim})});
+  };
+  const ValueId q = input("q", s.heads, s.q_len);
+  const ValueId k = input("k", s.kv_heads, s.kv_len);
+  const ValueId v = input("v", s.kv_heads, s.kv_len);
+  Attributes attrs;
+  if (s.causal) attrs.set("is_causal", int64_t{1});
+  const NodeId n = g.add_node(Op::kAttention, "attention", {q, k, v}, {"y"}, std::move(attrs));
+  g.add_output(g.node(n).outputs[0]);
+  infer_shapes(g);
+  return g;
+}
+
+// Random 16-bit values in [-1, 1] (f16 or bf16 bits), reproducible.
+std::vector<uint16_t> random_bits(size_t n, DType t, uint32_t seed) {
+  std::vector<uint16_t> out(n);
+  uint32_t h = seed * 2654435761u + 1u;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= h << 13, h ^= h >> 17, h ^= h << 5;
+    const float x = static_cast<float>(h % 20001) / 10000.0f - 1.0f;
+    out[i] = t == DType::kBF16 ? BFloat16(x).bits : Half(x).bits;
+  }
+  return out;
+}
+
+class Bench {
+ public:
+  Bench(const CudaDeviceInfo& info, int iters)
+      : info_(info), iters_(iters), context_(info.index), compiler_(codegen::nvrtc_options_from_environment()) {}
+
+  Result run(const Shape4& s, bool tensor_cores) {
+    const Graph g = attention_graph(s);
+    codegen::CudaEmitOptions options;
+    options.sm_count = info_.multiprocessors;
+    options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
+    options.tensor_core_attention = tensor_cores;
+    const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
+    const codegen::CubinPtr cubin = compiler_.compile(src.source, options.compute_capability);
+    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
+    const CUfunction fn = module->function(src.name);
+
+    std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+    std::vector<CUdeviceptr> table;
+    const size_t q_elems = static_cast<size_t>(s.batch * s.heads * s.q_len * s.head_dim);
+    const size_t kv_elems = static_cast<size_t>(s.batch * s.kv_heads * s.kv_len * s.head_dim);
+    uint32_t seed = 1;
+    for (size_t n : {q_elems, kv_elems, kv_elems, q_elems}) {
+      buffers.push_back(std::make_unique<DeviceBuffer>(n * 2));
+      table.push_back(buffers.back()->ptr());
+      const std::vector<uint16_t> bits = random_bits(n, s.dtype, seed++);
+      GF_CU(cuda_driver().cuMemcpyHtoD(table.back(), bits.data(), n * 2));
+    }
+    DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
+    GF_CU(cuda_driver().cuMemcpyHtoD(table_buffer.ptr(), table.data(), table_buffer.bytes()));
+    CUdeviceptr table_ptr = table_buffer.ptr();
+    void* params[] = {&table_ptr};
+    Result r;
+    r.shape = s;
+    r.kernel = src.source.find("tensor cores") != std::string::npos ? "mma" : "row";
+    r.us = time_us(iters_, [&] {
+      GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                                         src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
+    });
+    GF_CU(cuda_driver().cuCtxSynchronize());
+    const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
+                         static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
+    r.tflops = flops / (r.us * 1e-6) * 1e-12;
+    return r;
+  }
+
+ private:
+  CudaDeviceInfo info_;
+  int iters_;
+  PrimaryContext context_;
+  codegen::NvrtcCompiler compiler_;
+};
+
+// Prefill: 16k tokens per shape (B * S), 2048-wide (H * D), S from 512 to 16k; the issue's
+// anchor shape B=4 H=16 S=4096 D=128 is among them.
+std::vector<Shape4> prefill_shapes(bool quick) {
+  std::vector<Shape4> out;
+  const std::vector<int64_t> lens = quick ? std::vector<int64_t>{1024} : std::vector<int64_t>{512, 1024, 2048, 4096, 8192, 16384};
+  for (int64_t d : {64, 128}) {
+    for (bool causal : {false, true}) {
+      for (int64_t s : lens) {
+        const int64_t heads = 2048 / d;
+        out.push_back({16384 / s, heads, heads, s, s, d, causal, DType::kBF16});
+      }
+    }
+  }
+  return out;
+}
+
+int bench_main(int argc, char** argv) {
+  int iters = 20;
+  bool quick = false, row_kernel = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--iters" && i + 1 < argc) {
+      iters = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else if (a == "--quick") {
+      quick = true;
+    } else if (a == "--row-kernel") {
+      row_kernel = true;
+    } else {
+      std::fprintf(stderr, "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--json FILE]\n");
+      return 1;
+    }
+  }
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) {
+    std::fprintf(stderr, "bench_attention: no CUDA device: %s\n", probe.reason.c_str());
+    return 2;
+  }
+  const CudaDeviceInfo& dev = probe.devices.front();
+  Bench bench(dev, iters);
+  std::vector<Result> results;
+  for (const Shape4& s : prefill_shapes(quick)) {
+    results.push_back(bench.run(s, true));
+    if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
+  }
+
+  std::printf("device: %s (%d SMs)\n", dev.name.c_str(), dev.multiprocessors);
+  std::printf("%-5s %-4s %4s %4s %6s %6s %4s %-7s %10s %8s\n", "dtype", "kern", "B", "H", "Sq", "Skv",
+              "D", "causal", "time us", "TFLOP/s");
+  nlohmann::json j;
+  j["device"] = dev.name;
+  j["iters"] = iters;
+  for (const Result& r : results) {
+    const Shape4& s = r.shape;
+    std::printf("%-5s %-4s %4lld %4lld %6lld %6lld %4lld %-7s %10.1f %8.1f\n",
+                std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
+                (long long)s.heads, (long long)s.q_len, (long long)s.kv_len, (long long)s.head_dim,
+                s.causal ? "yes" : "no", r.us, r.tflops);
+    j["results"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
+                            {"kernel", r.kernel},
+                            {"batch", s.batch},
+                            {"heads", s.heads},
+                            {"kv_heads", s.kv_heads},
+                            {"q_len", s.q_len},
+                            {"kv_len", s.kv_len},
+                            {"head_dim", s.head_dim},
+                            {"causal", s.causal},
+                            {"us", r.us},
+                            {"tflops", r.tflops}});
+  }
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::fprintf(stderr, "bench_attention: cannot write %s\n", json_path.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gf
+
+int main(int argc, char** argv) {
+  try {
+    return gf::bench_main(argc, argv);
+  } catch (const gf::Error& e) {
+    std::fprintf(stderr, "bench_attention: error: %s\n", e.what());
+    return 1;
+  }
+}

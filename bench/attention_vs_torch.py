@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""graphfuse's attention kernels side by side with PyTorch's SDPA backends on the same GPU.
+
+Runs `bench_attention --json` (bench/attention.cpp), then PyTorch's scaled_dot_product_attention
+on the same shapes with each backend forced in turn (FlashAttention-2, cuDNN, memory-efficient),
+timed with CUDA events after a warm-up (median of --iters), and prints one table in TFLOP/s
+(4 * B * H * Sq * Skv * D, halved when causal) with our ratio to each backend (> 1: we are
+faster). Inputs are [B, H, S, D] bf16 tensors of random values.
+
+    bench/attention_vs_torch.py [--bench build/bin/bench_attention] [--iters 20] [--quick]
+                                [--out DIR]
+
+Writes DIR/attention.json (ours) and DIR/attention_vs_torch.json (the table). Exits with 2 and
+a one-line reason where there is no GPU or no PyTorch.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def fail(reason):
+    print(f"attention_vs_torch: {reason}", file=sys.stderr)
+    sys.exit(2)
+
+
+def time_us(torch, fn, iters):
+    for _ in range(3):
+        fn()
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(iters):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e3)
+    return statistics.median(times)
+
+
+def torch_rows(torch, shapes, iters):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
+
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    out = []
+    for s in shapes:
+        dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[s["dtype"]]
+        q = torch.rand(s["batch"], s["heads"], s["q_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
+        k = torch.rand(s["batch"], s["kv_heads"], s["kv_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
+        v = torch.rand_like(k) * 2 - 1
+        flops = 4.0 * s["batch"] * s["heads"] * s["q_len"] * s["kv_len"] * s["head_dim"]
+        if s["causal"]:
+            flops /= 2
+        row = {}
+        for name, backend in backends.items():
+            try:
+                with sdpa_kernel(backend):
+                    us = time_us(torch, lambda: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=s["causal"], enable_gqa=s["heads"] != s["kv_heads"]), iters)
+                row[name] = flops / (us * 1e-6) * 1e-12
+            except RuntimeError as e:  # a backend that does not take the shape
+                row[name] = None
+                row[name + "_why"] = str(e).split("\n")[0][:120]
+        out.append(row)
+        del q, k, v
+        torch.cuda.empty_cache()
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bench", default=os.path.join(here, "..", "build", "bin", "bench_attention"))
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--quick", action="store_true", help="S = 1024 only (a smoke run)")
+    p.add_argument("--out", default=os.environ.get("OUT") or "/tmp")
+    args = p.parse_args()
+    try:
+        import torch
+    except ImportError:
+        fail("PyTorch is not installed")
+    if not torch.cuda.is_available():
+        fail("no CUDA device for PyTorch")
+
+    ours_path = os.path.join(args.out, "attention.json")
+    cmd = [args.bench, "--iters", str(args.iters), "--json", ours_path] + (["--quick"] if args.quick else [])
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        fail(f"{' '.join(cmd)} exited with {run.returncode}: {run.stderr.strip()}")
+    ours = [r for r in json.load(open(ours_path))["results"] if r["kernel"] == "mma"]
+    peers = torch_rows(torch, ours, args.iters)
+
+    print(f"# graphfuse attention against PyTorch {torch.__version__} SDPA, {torch.cuda.get_device_name()}\n")
+    print("TFLOP/s (4·B·H·Sq·Skv·D, halved when causal), median of %d runs; x: ours over the backend.\n" % args.iters)
+    print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    table = []
+    for o, t in zip(ours, peers):
+        def fmt(x):
+            return "-" if x is None else f"{x:.1f}"
+
+        def ratio(x):
+            return "-" if not x else f"{o['tflops'] / x:.2f}"
+
+        print(f"| {o['dtype']} | {o['batch']} | {o['heads']} | {o['q_len']} | {o['head_dim']} | "
+              f"{'yes' if o['causal'] else 'no'} | {o['tflops']:.1f} | {fmt(t.get('flash'))} | "
+              f"{fmt(t.get('cudnn'))} | {fmt(t.get('efficient'))} | {ratio(t.get('flash'))} | "
+              f"{ratio(t.get('cudnn'))} |")
+        table.append({"ours": o, "torch": t})
+    with open(os.path.join(args.out, "attention_vs_torch.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": table}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

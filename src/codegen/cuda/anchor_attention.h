@@ -1,0 +1,52 @@
+// The Attention node as both CUDA attention kernels read it (anchor_attention.cpp: one warp per
+// query row, any head size and dtype; anchor_attention_mma.cpp: tensor cores, f16/bf16 with
+// head sizes 16-128): its dims, layout and attributes, and the constants they share.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "codegen/cuda/anchor_writer.h"
+#include "codegen/cuda/cuda_emitter.h"
+#include "graphfuse/graph.h"
+
+namespace gf::codegen {
+
+// Element strides (batch, head, position) of a [B, H, S, D]-indexed view of a 4-D tensor or of a
+// packed 3-D [B, S, H*D] one; the head_dim stride is 1.
+struct HeadStrides {
+  int64_t batch = 0, head = 0, pos = 0;
+};
+
+struct AttentionNode {
+  DType dtype = DType::kF32;
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0, v_dim = 0;
+  HeadStrides q, k, v, y;
+  double scale = 1.0;  // the attribute, or 1 / sqrt(head_dim)
+  float softcap = 0.0f;
+  bool causal = false;
+  bool has_mask = false;
+  DType mask_dtype = DType::kF32;
+  int64_t mask_columns = 0;
+  std::array<int64_t, 4> mask_strides{};  // [B, Hq, Sq, columns], 0 where broadcast
+  std::string shapes;                     // "Q [..], K [..], V [..]" for messages
+};
+
+// Reads and checks the node; kUnsupported (naming node, op and shapes) for what neither kernel
+// handles.
+AttentionNode read_attention_node(const Node& node, const Graph& g);
+
+// The element type and the constants both kernels read: dims, strides, scale, softcap, causal and
+// the mask's (see kernels/attention_common.cuh).
+void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
+
+// Whether the tensor-core kernel takes the node: f16/bf16, one head size of 16, 32, 64 or 128,
+// at least kMmaAttentionMinQueries query rows, sm_80 or later, and options.tensor_core_attention.
+constexpr int64_t kMmaAttentionMinQueries = 8;
+bool mma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
+
+CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
+                                           const std::string& name);
+
+}  // namespace gf::codegen

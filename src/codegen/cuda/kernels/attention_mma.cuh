@@ -1,0 +1,298 @@
+// Flash attention on tensor cores (ONNX opset 23 semantics, as
+// src/runtime/cpu/reference/attention.cpp) for f16/bf16 with one head size kD of 16, 32, 64 or
+// 128 for Q, K and V. One block per (batch, query head, tile of kBlockM query rows), 16 rows per
+// warp. The block's Q tile is loaded once into registers; K and V pass through shared memory in
+// tiles of kBlockN keys. Per tile each warp computes its 16 x kBlockN scores with mma.sync
+// (m16n8k16, f32 accumulation), keeps a running row max and sum (online softmax in f32), rounds
+// the weights to the input format and adds weights x V into f32 accumulators with mma.sync
+// again. Nothing of size Sq x Skv reaches memory.
+//
+// Overlap: V of tile t is fetched (cp.async) while the scores of tile t are computed, K of tile
+// t + 1 while its weighted sum is, as in FlashAttention-2. Tiles are stored in shared memory
+// with their 16-byte chunks permuted by row (gf_tile_at), so ldmatrix reads 8 rows of one chunk
+// column without bank conflicts.
+//
+// Needs from the emitter: attention_common.cuh before it, gf_elem (16-bit storage), gf_load,
+// gf_mask_elem, and the constants kWarps, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
+// kSkv, kD, kQ/kK/kV/kY strides (batch, head, position; multiples of 8 elements; the head_dim
+// stride is 1), kScale, kSoftcap, kCausal and the mask constants of attention_common.cuh.
+//
+// Against the reference: the scores are exact products of the 16-bit inputs summed in f32 (in
+// another order), then scaled; the weights are rounded to the input format before the weighted
+// sum. Results differ from the reference's by that rounding, within the format's tolerance.
+// Pointers that are not 16-byte aligned take plain loads and stores instead of cp.async.
+
+constexpr int kMmaThreads = 32 * (int)kWarps;
+constexpr int kBlockM = 16 * (int)kWarps;  // query rows per block
+constexpr int kBlockN = 64;                // keys per K/V tile
+constexpr int kHd = (int)kD;
+constexpr int kChunks = kHd / 8;  // 16-byte chunks per tile row
+// Rows that share a 128-byte line take different chunk permutations: 8 chunks per line.
+constexpr int kSwizzleMask = (kChunks < 8 ? kChunks : 8) - 1;
+constexpr int kSwizzleShift = kChunks >= 8 ? 0 : kChunks == 4 ? 1 : 2;
+constexpr int kKSteps = kHd / 16;      // k16 steps of Q x K^T
+constexpr int kSTiles = kBlockN / 8;   // n8 tiles of a warp's scores
+constexpr int kOTiles = kHd / 8;       // n8 tiles of a warp's output
+constexpr int64_t kMmaQTiles = kSq > 0 ? (kSq + kBlockM - 1) / kBlockM : 1;
+constexpr int64_t kMmaHqDivisor = kHq > 0 ? kHq : 1;
+constexpr float kMmaSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
+constexpr float kLog2e = 1.4426950408889634f;
+static_assert(kHd == 16 || kHd == 32 || kHd == 64 || kHd == 128, "head size of the MMA kernel");
+
+static __device__ __forceinline__ uint32_t gf_smem_addr(const void* p) {
+  uint32_t a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
+// Element offset of (row, 16-byte chunk) in a tile of kHd-wide rows.
+static __device__ __forceinline__ int gf_tile_at(int row, int chunk) {
+  return row * kHd + ((chunk ^ ((row >> kSwizzleShift) & kSwizzleMask)) << 3);
+}
+
+static __device__ __forceinline__ void gf_ldmatrix_x4(uint32_t* r, const gf_elem* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(gf_smem_addr(p)));
+}
+
+static __device__ __forceinline__ void gf_ldmatrix_x4_trans(uint32_t* r, const gf_elem* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(gf_smem_addr(p)));
+}
+
+// c (16 x 8, f32) += a (16 x 16, row-major fragment) * b (16 x 8, column-major fragment).
+static __device__ __forceinline__ void gf_mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+  if constexpr (kBf16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Two floats rounded (to nearest even) to the input format, `lo` in the low half.
+static __device__ __forceinline__ uint32_t gf_pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (kBf16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  }
+  return r;
+}
+
+static __device__ __forceinline__ float gf_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+
+// Rows [0, valid) of a kRows-row tile whose row 0 is at `src` (row stride `stride` elements)
+// into shared memory; rows from `valid` on are zeros. valid >= 1. With `async` the copies are
+// cp.async (the caller commits and waits); otherwise plain loads and stores.
+template <int kRows>
+static __device__ __forceinline__ void gf_load_tile(gf_elem* tile, const gf_elem* src, int64_t stride,
+                                                    int valid, bool async) {
+  for (int at = threadIdx.x; at < kRows * kChunks; at += kMmaThreads) {
+    const int row = at / kChunks, chunk = at % kChunks;
+    gf_elem* dst = tile + gf_tile_at(row, chunk);
+    const gf_elem* from = row < valid ? src + row * stride + chunk * 8 : src;
+    if (async) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gf_smem_addr(dst)),
+                   "l"(from), "r"(row < valid ? 16 : 0)
+                   : "memory");
+    } else {
+      uint32_t* words = reinterpret_cast<uint32_t*>(dst);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        words[e] = row < valid ? (uint32_t)from[2 * e] | ((uint32_t)from[2 * e + 1] << 16) : 0u;
+      }
+    }
+  }
+}
+
+static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
+  const gf_elem* q = (const gf_elem*)buffers[0];
+  const gf_elem* k = (const gf_elem*)buffers[1];
+  const gf_elem* v = (const gf_elem*)buffers[2];
+  const void* mask = kHasMask ? buffers[3] : nullptr;
+  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3];
+
+  __shared__ __align__(128) gf_elem gf_sq[kBlockM * kHd];
+  __shared__ __align__(128) gf_elem gf_sk[kBlockN * kHd];
+  __shared__ __align__(128) gf_elem gf_sv[kBlockN * kHd];
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;  // the fragment row (and row + 8) and column pair
+  int64_t block = blockIdx.x;
+  // Under is_causal the last query tiles see the most keys: they are scheduled first.
+  const int64_t tile_index = block % kMmaQTiles;
+  const int64_t tile = kCausal ? kMmaQTiles - 1 - tile_index : tile_index;
+  block /= kMmaQTiles;
+  const int64_t h = block % kMmaHqDivisor;
+  const int64_t b = block / kMmaHqDivisor;
+  const int64_t kv_h = h / kGroup;
+  const int64_t first_row = tile * kBlockM;
+  const int q_rows = (int)(kSq - first_row < kBlockM ? kSq - first_row : kBlockM);
+  const int64_t kv_end = kCausal ? (first_row + q_rows < kSkv ? first_row + q_rows : kSkv) : kSkv;
+
+  const gf_elem* q_tile = q + b * kQStrideB + h * kQStrideH + first_row * kQStrideS;
+  const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
+  const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
+  gf_elem* y_head = y + b * kYStrideB + h * kYStrideH;
+  const bool aligned = (((uint64_t)q | (uint64_t)k | (uint64_t)v | (uint64_t)y) & 15) == 0;
+
+  gf_load_tile<kBlockM>(gf_sq, q_tile, kQStrideS, q_rows, aligned);
+  if (kv_end > 0) {
+    gf_load_tile<kBlockN>(gf_sk, k_head, kKStrideS, kv_end < kBlockN ? (int)kv_end : kBlockN, aligned);
+  }
+  gf_cp_async_commit();
+  gf_cp_async_wait_all();
+  __syncthreads();
+
+  uint32_t qf[kKSteps][4];
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ++ks) {
+    gf_ldmatrix_x4(qf[ks], gf_sq + gf_tile_at(warp * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+  }
+
+  float o[kOTiles][4];
+#pragma unroll
+  for (int d = 0; d < kOTiles; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  float row_max[2] = {gf_neg_inf(), gf_neg_inf()};  // in log2 units
+  float row_sum[2] = {0.0f, 0.0f};                  // this thread's part of the row's sum
+  const int64_t row0 = first_row + warp * 16 + g;    // the rows of fragment elements 0-1, 2-3
+  const int64_t rows[2] = {row0, row0 + 8};
+  // Mask reads stay inside the mask: a row past the last query reads the last one's.
+  const int64_t mask_rows[2] = {rows[0] < kSq ? rows[0] : kSq - 1, rows[1] < kSq ? rows[1] : kSq - 1};
+
+  const int n_tiles = (int)((kv_end + kBlockN - 1) / kBlockN);
+  for (int nt = 0; nt < n_tiles; ++nt) {
+    const int64_t j0 = (int64_t)nt * kBlockN;
+    const int valid = kv_end - j0 < kBlockN ? (int)(kv_end - j0) : kBlockN;
+    gf_load_tile<kBlockN>(gf_sv, v_head + j0 * kVStrideS, kVStrideS, valid, aligned);
+    gf_cp_async_commit();
+
+    // Scores of this warp's 16 rows against the tile's keys.
+    float s[kSTiles][4];
+#pragma unroll
+    for (int n = 0; n < kSTiles; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+#pragma unroll
+      for (int np = 0; np < kSTiles / 2; ++np) {
+        uint32_t kb[4];
+        gf_ldmatrix_x4(kb, gf_sk + gf_tile_at(np * 16 + (lane & 7) + ((lane >> 4) << 3),
+                                              ks * 2 + ((lane >> 3) & 1)));
+        gf_mma(s[2 * np], qf[ks], kb[0], kb[1]);
+        gf_mma(s[2 * np + 1], qf[ks], kb[2], kb[3]);
+      }
+    }
+
+    // Scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2 units.
+#pragma unroll
+    for (int n = 0; n < kSTiles; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int jj = n * 8 + 2 * t + (e & 1);
+        const int r = e >> 1;
+        float x = s[n][e] * kScale;
+        if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
+        if (jj >= valid || (kCausal && j0 + jj > rows[r])) {
+          x = gf_neg_inf();
+        } else if constexpr (kHasMask) {
+          x = x + gf_attention_mask_bias(mask, b, h, mask_rows[r], j0 + jj);
+        }
+        s[n][e] = x * kLog2e;
+      }
+    }
+
+    // Online softmax: the rows' new maxima (over the 4 threads of a row), the rescale of what
+    // was summed so far, and the weights.
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = row_max[r];
+#pragma unroll
+      for (int n = 0; n < kSTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      // Every score so far -inf: shift by 0, so the weights are exp(-inf) = 0 and not NaN.
+      const float shift = mx == gf_neg_inf() ? 0.0f : mx;
+      const float rescale = gf_exp2(row_max[r] - shift);
+      row_max[r] = mx;
+      float sum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kSTiles; ++n) {
+        s[n][2 * r] = gf_exp2(s[n][2 * r] - shift);
+        s[n][2 * r + 1] = gf_exp2(s[n][2 * r + 1] - shift);
+        sum += s[n][2 * r] + s[n][2 * r + 1];
+      }
+      row_sum[r] = row_sum[r] * rescale + sum;
+#pragma unroll
+      for (int d = 0; d < kOTiles; ++d) {
+        o[d][2 * r] *= rescale;
+        o[d][2 * r + 1] *= rescale;
+      }
+    }
+
+    gf_cp_async_wait_all();
+    __syncthreads();  // V of this tile is in; no warp reads K any more
+    if (nt + 1 < n_tiles) {
+      const int64_t next = j0 + kBlockN;
+      gf_load_tile<kBlockN>(gf_sk, k_head + next * kKStrideS, kKStrideS,
+                            kv_end - next < kBlockN ? (int)(kv_end - next) : kBlockN, aligned);
+      gf_cp_async_commit();
+    }
+
+    // Weights x V: the score accumulators of two n8 tiles are the A fragment of one k16 step.
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const uint32_t a[4] = {gf_pack2(s[2 * kk][0], s[2 * kk][1]), gf_pack2(s[2 * kk][2], s[2 * kk][3]),
+                             gf_pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                             gf_pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kOTiles / 2; ++dp) {
+        uint32_t vb[4];
+        gf_ldmatrix_x4_trans(vb, gf_sv + gf_tile_at(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)));
+        gf_mma(o[2 * dp], a, vb[0], vb[1]);
+        gf_mma(o[2 * dp + 1], a, vb[2], vb[3]);
+      }
+    }
+    gf_cp_async_wait_all();
+    __syncthreads();  // K of the next tile is in; no warp reads V any more
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = row_sum[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (rows[r] >= kSq) continue;
+    // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
+    const float inv = 1.0f / (sum == 0.0f ? 1.0f : sum);
+    gf_elem* y_row = y_head + rows[r] * kYStrideS;
+#pragma unroll
+    for (int d = 0; d < kOTiles; ++d) {
+      const uint32_t pair = gf_pack2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+      gf_elem* at = y_row + d * 8 + 2 * t;
+      if (aligned) {
+        *reinterpret_cast<uint32_t*>(at) = pair;
+      } else {
+        at[0] = (gf_elem)(pair & 0xffffu);
+        at[1] = (gf_elem)(pair >> 16);
+      }
+    }
+  }
+}
