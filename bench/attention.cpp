@@ -5,9 +5,11 @@
 // halved under is_causal (the convention of FlashAttention's and PyTorch's figures).
 // bench/attention_vs_torch.py runs PyTorch's SDPA backends on the same shapes and prints both.
 //
-//   bench_attention [--iters N] [--quick] [--row-kernel] [--json FILE]
+//   bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] [--json FILE]
 //
-// --row-kernel also times the one-warp-per-row kernel (tensor cores off) where S <= 2048.
+// --row-kernel also times the one-warp-per-row kernel (tensor cores off) where S <= 2048;
+// --row-groups times the tensor-core kernel with each of these 16-row groups per warp (default:
+// the one it chooses).
 // Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
 #include <algorithm>
 #include <cstdio>
@@ -37,7 +39,7 @@ struct Shape4 {
 
 struct Result {
   Shape4 shape;
-  std::string kernel;  // "mma" or "row"
+  std::string kernel;  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced) or "row"
   double us = 0, tflops = 0;
 };
 
@@ -93,16 +95,18 @@ class Bench {
   Bench(const CudaDeviceInfo& info, int iters)
       : info_(info), iters_(iters), context_(info.index), compiler_(codegen::nvrtc_options_from_environment()) {}
 
-  Result run(const Shape4& s, bool tensor_cores) {
+  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0) {
     const Graph g = attention_graph(s);
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
     options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
     options.tensor_core_attention = tensor_cores;
+    options.attention_row_groups = row_groups;
     const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
     const codegen::CubinPtr cubin = compiler_.compile(src.source, options.compute_capability);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
+    allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);
 
     std::vector<std::unique_ptr<DeviceBuffer>> buffers;
     std::vector<CUdeviceptr> table;
@@ -121,7 +125,9 @@ class Bench {
     void* params[] = {&table_ptr};
     Result r;
     r.shape = s;
-    r.kernel = src.source.find("tensor cores") != std::string::npos ? "mma" : "row";
+    r.kernel = src.source.find("tensor cores") == std::string::npos ? "row"
+               : row_groups > 0                                    ? "mma/" + std::to_string(row_groups)
+                                                                   : "mma";
     r.us = time_us(iters_, [&] {
       GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
                                          src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
@@ -159,6 +165,7 @@ std::vector<Shape4> prefill_shapes(bool quick) {
 int bench_main(int argc, char** argv) {
   int iters = 20;
   bool quick = false, row_kernel = false;
+  std::vector<int> row_groups;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -170,8 +177,16 @@ int bench_main(int argc, char** argv) {
       quick = true;
     } else if (a == "--row-kernel") {
       row_kernel = true;
+    } else if (a == "--row-groups" && i + 1 < argc) {
+      for (const char* p = argv[++i]; *p;) {
+        row_groups.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p) ++p;
+      }
     } else {
-      std::fprintf(stderr, "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] "
+                   "[--json FILE]\n");
       return 1;
     }
   }
@@ -185,18 +200,19 @@ int bench_main(int argc, char** argv) {
   std::vector<Result> results;
   for (const Shape4& s : prefill_shapes(quick)) {
     results.push_back(bench.run(s, true));
+    for (int groups : row_groups) results.push_back(bench.run(s, true, groups));
     if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
   }
 
   std::printf("device: %s (%d SMs)\n", dev.name.c_str(), dev.multiprocessors);
-  std::printf("%-5s %-4s %4s %4s %6s %6s %4s %-7s %10s %8s\n", "dtype", "kern", "B", "H", "Sq", "Skv",
+  std::printf("%-5s %-5s %4s %4s %6s %6s %4s %-7s %10s %8s\n", "dtype", "kern", "B", "H", "Sq", "Skv",
               "D", "causal", "time us", "TFLOP/s");
   nlohmann::json j;
   j["device"] = dev.name;
   j["iters"] = iters;
   for (const Result& r : results) {
     const Shape4& s = r.shape;
-    std::printf("%-5s %-4s %4lld %4lld %6lld %6lld %4lld %-7s %10.1f %8.1f\n",
+    std::printf("%-5s %-5s %4lld %4lld %6lld %6lld %4lld %-7s %10.1f %8.1f\n",
                 std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
                 (long long)s.heads, (long long)s.q_len, (long long)s.kv_len, (long long)s.head_dim,
                 s.causal ? "yes" : "no", r.us, r.tflops);

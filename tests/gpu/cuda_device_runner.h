@@ -67,6 +67,7 @@ class CudaTestDevice {
     const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
+    allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);
 
     std::vector<std::unique_ptr<DeviceBuffer>> device;
     std::vector<CUdeviceptr> table;

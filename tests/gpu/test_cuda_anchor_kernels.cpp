@@ -19,11 +19,11 @@ using testing::CudaTestDevice;
 // fails in at least one run whatever its expected value.
 constexpr unsigned char kPoisons[] = {0xff, 0x5a};
 
-// Emits `c`'s node for this device and runs it (buffers `offset_bytes` past their allocations);
-// returns its output.
+// Emits `c`'s node for this device (for `sm_count` SMs where nonzero) and runs it (buffers
+// `offset_bytes` past their allocations); returns its output.
 Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poison,
-                  codegen::CudaEmitOptions options = {}, size_t offset_bytes = 0) {
-  options.sm_count = device.sm_count();
+                  codegen::CudaEmitOptions options = {}, size_t offset_bytes = 0, int sm_count = 0) {
+  options.sm_count = sm_count > 0 ? sm_count : device.sm_count();
   options.compute_capability = device.compute_capability();
   const codegen::CudaKernelSource src =
       codegen::emit_anchor_kernel(c.node(), c.graph, "anchor_" + c.name, options);
@@ -63,9 +63,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaAnchorKernels,
                            return testing::all_anchor_cases().at(info.param).name;
                          });
 
-// The tensor-core attention kernel: its cases once more with pointers 2 bytes off 16-byte
-// alignment (plain loads instead of cp.async), and with the kernel switched off (the
-// one-warp-per-row kernel takes the same nodes).
+// The tensor-core attention kernel: its cases once more with 128-row blocks (as sized for a GPU
+// of one SM), with pointers 2 bytes off 16-byte alignment (plain loads instead of cp.async), and
+// with the kernel switched off (the one-warp-per-row kernel takes the same nodes).
 class CudaMmaAttention : public CudaAnchorKernels {
  protected:
   void SetUp() override {
@@ -74,13 +74,18 @@ class CudaMmaAttention : public CudaAnchorKernels {
   }
 };
 
-TEST_P(CudaMmaAttention, MatchesTheReferenceFromUnalignedBuffersAndWhenSwitchedOff) {
+TEST_P(CudaMmaAttention, MatchesTheReferenceInBothBlockSizesFromUnalignedBuffersAndSwitchedOff) {
   const AnchorCase c = testing::mma_attention_cases().at(GetParam());
   const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
   codegen::CudaEmitOptions options;
   options.compute_capability = device_->compute_capability();
   const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
   EXPECT_NE(src.source.find("tensor cores"), std::string::npos) << "not the tensor-core kernel";
+  {
+    SCOPED_TRACE("128-row blocks");
+    const Tensor got = run_anchor(*device_, c, 0xff, {}, 0, 1);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
   {
     SCOPED_TRACE("unaligned");
     const Tensor got = run_anchor(*device_, c, 0xff, {}, 2);

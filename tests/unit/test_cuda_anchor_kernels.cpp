@@ -51,7 +51,14 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
     EXPECT_GE(src.launch.block, 32u);
     EXPECT_LE(src.launch.block, 1024u);
     EXPECT_EQ(src.launch.block % 32, 0u);
-    EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);  // static shared memory only (<= 48 KiB)
+    // Static shared memory (<= 48 KiB), except the tensor-core attention kernel's Q, K and V
+    // tiles: dynamic, at most 64 KiB.
+    if (src.source.find("tensor cores") == std::string::npos) {
+      EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);
+    } else {
+      EXPECT_GT(src.launch.dynamic_shared_bytes, 0u);
+      EXPECT_LE(src.launch.dynamic_shared_bytes, 64u * 1024);
+    }
     if (output_numel(c) == 0) {
       EXPECT_EQ(src.launch.grid, 0u);
     } else {
@@ -211,11 +218,18 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 96, 96, f16, 1), f16)), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 32, f16, 1), f16)), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 7, 64, 64, 64, f16, 1), f16)), "row");
-  // Launch: 64 query rows per block of 128 threads, one block per (batch, head, row tile).
+  // Launch: one block of 128 threads per (batch, head, row tile); tiles of 128 query rows, or
+  // of 64 where 128 would leave SMs idle. Shared memory: the Q tile and 64-key K and V tiles.
   const AnchorCase c = attention(testing::qkv4(3, 5, 1, 130, 64, 64, 64, f16, 1), f16);
-  const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k");
+  codegen::CudaEmitOptions few_sms;
+  few_sms.sm_count = 20;
+  codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", few_sms);
   EXPECT_EQ(src.launch.block, 128u);
+  EXPECT_EQ(src.launch.grid, 3u * 5u * 2u);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (128 + 128));
+  src = emit_anchor_kernel(c.node(), c.graph, "k");  // 132 SMs: 30 blocks of 128 rows would idle most
   EXPECT_EQ(src.launch.grid, 3u * 5u * 3u);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (64 + 128));
 }
 
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {

@@ -177,7 +177,7 @@ void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a) 
 CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const std::string& name,
                                        const CudaEmitOptions& options) {
   const AttentionNode a = read_attention_node(node, g);
-  if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name);
+  if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);
   return emit_row_attention_kernel(node, g, a, name);
 }
 

@@ -46,7 +46,9 @@ void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
 constexpr int64_t kMmaAttentionMinQueries = 8;
 bool mma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
 
+// Sizes its blocks by options.sm_count; needs launch.dynamic_shared_bytes of shared memory (up to
+// 64 KiB: the executor opts in above 48 KiB).
 CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
-                                           const std::string& name);
+                                           const std::string& name, const CudaEmitOptions& options);
 
 }  // namespace gf::codegen

@@ -100,6 +100,14 @@ CudaModule::~CudaModule() {
   if (module_) cuda_driver().cuModuleUnload(module_);
 }
 
+void allow_dynamic_shared_memory(CUfunction fn, uint32_t bytes, const std::string& label) {
+  constexpr uint32_t kWithoutOptIn = 48 * 1024;
+  if (bytes <= kWithoutOptIn) return;
+  check_cu(cuda_driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(bytes)),
+           "cuFuncSetAttribute (" + label + ", " + std::to_string(bytes) + " bytes of shared memory)");
+}
+
 CUfunction CudaModule::function(const std::string& name) const {
   CUfunction fn = nullptr;
   check_cu(cuda_driver().cuModuleGetFunction(&fn, module_, name.c_str()),

@@ -68,6 +68,11 @@ inline CUDA_KERNEL_NODE_PARAMS kernel_node_params(CUfunction fn, uint32_t grid, 
   return p;
 }
 
+// Lets `fn` launch with `bytes` of dynamic shared memory: above the 48 KiB every launch may use,
+// the kernel must opt in (cuFuncSetAttribute). Throws kDeviceError naming `label` when the
+// device has less.
+void allow_dynamic_shared_memory(CUfunction fn, uint32_t bytes, const std::string& label);
+
 // A cubin loaded into the current context; unloaded on destruction, which must happen while
 // that context lives. Functions taken from it are valid while it lives.
 class CudaModule {

@@ -17,9 +17,6 @@ namespace gf::cuda {
 
 namespace {
 
-// Kernels may use this much dynamic shared memory without asking for more.
-constexpr uint32_t kDefaultDynamicSharedBytes = 48 * 1024;
-
 // Compiles the steps' kernels and the binding kernels in one parallel batch; returns the
 // binding kernels' cubin.
 std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaContext& ctx) {
@@ -34,13 +31,7 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
     if (s.kind != CudaStep::Kind::kKernel) continue;
     state.modules.push_back(CudaModule::load(*cubins[next++], s.kernel.name));
     s.fn = state.modules.back()->function(s.kernel.name);
-    const uint32_t shared = s.kernel.launch.dynamic_shared_bytes;
-    if (shared > kDefaultDynamicSharedBytes) {
-      check_cu(cuda_driver().cuFuncSetAttribute(
-                   s.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(shared)),
-               "cuFuncSetAttribute (" + s.label + ", " + std::to_string(shared) +
-                   " bytes of shared memory)");
-    }
+    allow_dynamic_shared_memory(s.fn, s.kernel.launch.dynamic_shared_bytes, s.label);
   }
   return *cubins[next];
 }

@@ -1,11 +1,11 @@
 // Flash attention on tensor cores (ONNX opset 23 semantics, as
 // src/runtime/cpu/reference/attention.cpp) for f16/bf16 with one head size kD of 16, 32, 64 or
-// 128 for Q, K and V. One block per (batch, query head, tile of kBlockM query rows), 16 rows per
-// warp. The block's Q tile is loaded once into registers; K and V pass through shared memory in
-// tiles of kBlockN keys. Per tile each warp computes its 16 x kBlockN scores with mma.sync
-// (m16n8k16, f32 accumulation), keeps a running row max and sum (online softmax in f32), rounds
-// the weights to the input format and adds weights x V into f32 accumulators with mma.sync
-// again. Nothing of size Sq x Skv reaches memory.
+// 128 for Q, K and V. One block per (batch, query head, tile of kBlockM query rows), kMTiles x 16
+// rows per warp. The Q tile stays in shared memory; K and V pass through it in tiles of kBlockN
+// keys. Per tile each warp computes its rows' scores with mma.sync (m16n8k16, f32
+// accumulation), every K fragment serving all kMTiles row groups, keeps a running row max and
+// sum (online softmax in f32), rounds the weights to the input format and adds weights x V into
+// f32 accumulators with mma.sync again. Nothing of size Sq x Skv reaches memory.
 //
 // Overlap: V of tile t is fetched (cp.async) while the scores of tile t are computed, K of tile
 // t + 1 while its weighted sum is, as in FlashAttention-2. Tiles are stored in shared memory
@@ -13,7 +13,7 @@
 // column without bank conflicts.
 //
 // Needs from the emitter: attention_common.cuh before it, gf_elem (16-bit storage), gf_load,
-// gf_mask_elem, and the constants kWarps, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
+// gf_mask_elem, and the constants kWarps, kMTiles, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
 // kSkv, kD, kQ/kK/kV/kY strides (batch, head, position; multiples of 8 elements; the head_dim
 // stride is 1), kScale, kSoftcap, kCausal and the mask constants of attention_common.cuh.
 //
@@ -21,9 +21,11 @@
 // another order), then scaled; the weights are rounded to the input format before the weighted
 // sum. Results differ from the reference's by that rounding, within the format's tolerance.
 // Pointers that are not 16-byte aligned take plain loads and stores instead of cp.async.
+// Shared memory is dynamic: kMmaSharedBytes, set by the emitter as the launch's.
 
 constexpr int kMmaThreads = 32 * (int)kWarps;
-constexpr int kBlockM = 16 * (int)kWarps;  // query rows per block
+constexpr int kWarpRows = 16 * (int)kMTiles;
+constexpr int kBlockM = kWarpRows * (int)kWarps;  // query rows per block
 constexpr int kBlockN = 64;                // keys per K/V tile
 constexpr int kHd = (int)kD;
 constexpr int kChunks = kHd / 8;  // 16-byte chunks per tile row
@@ -37,6 +39,8 @@ constexpr int64_t kMmaQTiles = kSq > 0 ? (kSq + kBlockM - 1) / kBlockM : 1;
 constexpr int64_t kMmaHqDivisor = kHq > 0 ? kHq : 1;
 constexpr float kMmaSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
 constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kScaleLog2 = kScale * kLog2e;
+constexpr int kMmaSharedBytes = 2 * kHd * (kBlockM + 2 * kBlockN);
 static_assert(kHd == 16 || kHd == 32 || kHd == 64 || kHd == 128, "head size of the MMA kernel");
 
 static __device__ __forceinline__ uint32_t gf_smem_addr(const void* p) {
@@ -130,19 +134,22 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
   const void* mask = kHasMask ? buffers[3] : nullptr;
   gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3];
 
-  __shared__ __align__(128) gf_elem gf_sq[kBlockM * kHd];
-  __shared__ __align__(128) gf_elem gf_sk[kBlockN * kHd];
-  __shared__ __align__(128) gf_elem gf_sv[kBlockN * kHd];
+  extern __shared__ __align__(128) uint4 gf_shared[];
+  gf_elem* const gf_sq = reinterpret_cast<gf_elem*>(gf_shared);
+  gf_elem* const gf_sk = gf_sq + kBlockM * kHd;
+  gf_elem* const gf_sv = gf_sk + kBlockN * kHd;
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // the fragment row (and row + 8) and column pair
-  int64_t block = blockIdx.x;
-  // Under is_causal the last query tiles see the most keys: they are scheduled first.
-  const int64_t tile_index = block % kMmaQTiles;
-  const int64_t tile = kCausal ? kMmaQTiles - 1 - tile_index : tile_index;
-  block /= kMmaQTiles;
-  const int64_t h = block % kMmaHqDivisor;
-  const int64_t b = block / kMmaHqDivisor;
+  // Block order: the tiles of one head next to each other (they share its K and V in L2); under
+  // is_causal the tile is the slowest index instead, last tiles first: the blocks that see the
+  // most keys start first, and the grid ends with short ones.
+  const int64_t block = blockIdx.x;
+  const int64_t heads = kB * kHq > 0 ? kB * kHq : 1;  // nonzero: not launched without heads
+  const int64_t tile = kCausal ? kMmaQTiles - 1 - block / heads : block % kMmaQTiles;
+  const int64_t head = kCausal ? block % heads : block / kMmaQTiles;
+  const int64_t h = head % kMmaHqDivisor;
+  const int64_t b = head / kMmaHqDivisor;
   const int64_t kv_h = h / kGroup;
   const int64_t first_row = tile * kBlockM;
   const int q_rows = (int)(kSq - first_row < kBlockM ? kSq - first_row : kBlockM);
@@ -162,21 +169,22 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
   gf_cp_async_wait_all();
   __syncthreads();
 
-  uint32_t qf[kKSteps][4];
+  float o[kMTiles][kOTiles][4];
 #pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {
-    gf_ldmatrix_x4(qf[ks], gf_sq + gf_tile_at(warp * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+  for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+    for (int d = 0; d < kOTiles; ++d) o[m][d][0] = o[m][d][1] = o[m][d][2] = o[m][d][3] = 0.0f;
   }
-
-  float o[kOTiles][4];
+  // Per thread: rows r = 2 * m + half (half 0: fragment elements 0-1, half 1: elements 2-3),
+  // query row first_row + warp_first + 8 * r + g.
+  float row_max[2 * kMTiles], row_sum[2 * kMTiles];  // max in log2 units; sum: this thread's part
+  const int warp_first = warp * kWarpRows;  // the warp's first row in the block
+  const int64_t thread_row = first_row + warp_first + g;
 #pragma unroll
-  for (int d = 0; d < kOTiles; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  float row_max[2] = {gf_neg_inf(), gf_neg_inf()};  // in log2 units
-  float row_sum[2] = {0.0f, 0.0f};                  // this thread's part of the row's sum
-  const int64_t row0 = first_row + warp * 16 + g;    // the rows of fragment elements 0-1, 2-3
-  const int64_t rows[2] = {row0, row0 + 8};
-  // Mask reads stay inside the mask: a row past the last query reads the last one's.
-  const int64_t mask_rows[2] = {rows[0] < kSq ? rows[0] : kSq - 1, rows[1] < kSq ? rows[1] : kSq - 1};
+  for (int r = 0; r < 2 * kMTiles; ++r) {
+    row_max[r] = gf_neg_inf();
+    row_sum[r] = 0.0f;
+  }
 
   const int n_tiles = (int)((kv_end + kBlockN - 1) / kBlockN);
   for (int nt = 0; nt < n_tiles; ++nt) {
@@ -185,47 +193,70 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
     gf_load_tile<kBlockN>(gf_sv, v_head + j0 * kVStrideS, kVStrideS, valid, aligned);
     gf_cp_async_commit();
 
-    // Scores of this warp's 16 rows against the tile's keys.
-    float s[kSTiles][4];
+    // Scores of this warp's rows against the tile's keys.
+    float s[kMTiles][kSTiles][4];
 #pragma unroll
-    for (int n = 0; n < kSTiles; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    for (int m = 0; m < kMTiles; ++m) {
+#pragma unroll
+      for (int n = 0; n < kSTiles; ++n) s[m][n][0] = s[m][n][1] = s[m][n][2] = s[m][n][3] = 0.0f;
+    }
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
+      uint32_t qa[kMTiles][4];
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m) {
+        gf_ldmatrix_x4(qa[m], gf_sq + gf_tile_at(warp_first + m * 16 + (lane & 15), ks * 2 + (lane >> 4)));
+      }
 #pragma unroll
       for (int np = 0; np < kSTiles / 2; ++np) {
         uint32_t kb[4];
         gf_ldmatrix_x4(kb, gf_sk + gf_tile_at(np * 16 + (lane & 7) + ((lane >> 4) << 3),
                                               ks * 2 + ((lane >> 3) & 1)));
-        gf_mma(s[2 * np], qf[ks], kb[0], kb[1]);
-        gf_mma(s[2 * np + 1], qf[ks], kb[2], kb[3]);
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m) {
+          gf_mma(s[m][2 * np], qa[m], kb[0], kb[1]);
+          gf_mma(s[m][2 * np + 1], qa[m], kb[2], kb[3]);
+        }
       }
     }
 
-    // Scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2 units.
+    // Scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2 units. Tiles
+    // away from the sequence's end and the causal diagonal, without a mask or softcap, only scale.
+    const bool plain_tile = !kHasMask && !(kSoftcap > 0.0f) && valid == kBlockN &&
+                            (!kCausal || j0 + kBlockN - 1 <= first_row + warp_first);
 #pragma unroll
-    for (int n = 0; n < kSTiles; ++n) {
+    for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int jj = n * 8 + 2 * t + (e & 1);
-        const int r = e >> 1;
-        float x = s[n][e] * kScale;
-        if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
-        if (jj >= valid || (kCausal && j0 + jj > rows[r])) {
-          x = gf_neg_inf();
-        } else if constexpr (kHasMask) {
-          x = x + gf_attention_mask_bias(mask, b, h, mask_rows[r], j0 + jj);
+      for (int n = 0; n < kSTiles; ++n) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (plain_tile) {
+            s[m][n][e] *= kScaleLog2;
+            continue;
+          }
+          const int jj = n * 8 + 2 * t + (e & 1);
+          const int64_t row = thread_row + 8 * (2 * m + (e >> 1));
+          float x = s[m][n][e] * kScale;
+          if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
+          if (jj >= valid || (kCausal && j0 + jj > row)) {
+            x = gf_neg_inf();
+          } else if constexpr (kHasMask) {
+            // Mask reads stay inside the mask: a row past the last query reads the last one's.
+            x = x + gf_attention_mask_bias(mask, b, h, row < kSq ? row : kSq - 1, j0 + jj);
+          }
+          s[m][n][e] = x * kLog2e;
         }
-        s[n][e] = x * kLog2e;
       }
     }
 
     // Online softmax: the rows' new maxima (over the 4 threads of a row), the rescale of what
     // was summed so far, and the weights.
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < 2 * kMTiles; ++r) {
+      const int m = r >> 1, c = (r & 1) * 2;
       float mx = row_max[r];
 #pragma unroll
-      for (int n = 0; n < kSTiles; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      for (int n = 0; n < kSTiles; ++n) mx = fmaxf(mx, fmaxf(s[m][n][c], s[m][n][c + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       // Every score so far -inf: shift by 0, so the weights are exp(-inf) = 0 and not NaN.
@@ -235,15 +266,15 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
       float sum = 0.0f;
 #pragma unroll
       for (int n = 0; n < kSTiles; ++n) {
-        s[n][2 * r] = gf_exp2(s[n][2 * r] - shift);
-        s[n][2 * r + 1] = gf_exp2(s[n][2 * r + 1] - shift);
-        sum += s[n][2 * r] + s[n][2 * r + 1];
+        s[m][n][c] = gf_exp2(s[m][n][c] - shift);
+        s[m][n][c + 1] = gf_exp2(s[m][n][c + 1] - shift);
+        sum += s[m][n][c] + s[m][n][c + 1];
       }
       row_sum[r] = row_sum[r] * rescale + sum;
 #pragma unroll
       for (int d = 0; d < kOTiles; ++d) {
-        o[d][2 * r] *= rescale;
-        o[d][2 * r + 1] *= rescale;
+        o[m][d][c] *= rescale;
+        o[m][d][c + 1] *= rescale;
       }
     }
 
@@ -259,15 +290,23 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
     // Weights x V: the score accumulators of two n8 tiles are the A fragment of one k16 step.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      const uint32_t a[4] = {gf_pack2(s[2 * kk][0], s[2 * kk][1]), gf_pack2(s[2 * kk][2], s[2 * kk][3]),
-                             gf_pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                             gf_pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+      uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int m = 0; m < kMTiles; ++m) {
+        a[m][0] = gf_pack2(s[m][2 * kk][0], s[m][2 * kk][1]);
+        a[m][1] = gf_pack2(s[m][2 * kk][2], s[m][2 * kk][3]);
+        a[m][2] = gf_pack2(s[m][2 * kk + 1][0], s[m][2 * kk + 1][1]);
+        a[m][3] = gf_pack2(s[m][2 * kk + 1][2], s[m][2 * kk + 1][3]);
+      }
 #pragma unroll
       for (int dp = 0; dp < kOTiles / 2; ++dp) {
         uint32_t vb[4];
         gf_ldmatrix_x4_trans(vb, gf_sv + gf_tile_at(kk * 16 + (lane & 15), dp * 2 + (lane >> 4)));
-        gf_mma(o[2 * dp], a, vb[0], vb[1]);
-        gf_mma(o[2 * dp + 1], a, vb[2], vb[3]);
+#pragma unroll
+        for (int m = 0; m < kMTiles; ++m) {
+          gf_mma(o[m][2 * dp], a[m], vb[0], vb[1]);
+          gf_mma(o[m][2 * dp + 1], a[m], vb[2], vb[3]);
+        }
       }
     }
     gf_cp_async_wait_all();
@@ -275,17 +314,19 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
   }
 
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 0; r < 2 * kMTiles; ++r) {
+    const int m = r >> 1, c = (r & 1) * 2;
     float sum = row_sum[r];
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (rows[r] >= kSq) continue;
+    const int64_t row = thread_row + 8 * r;
+    if (row >= kSq) continue;
     // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
     const float inv = 1.0f / (sum == 0.0f ? 1.0f : sum);
-    gf_elem* y_row = y_head + rows[r] * kYStrideS;
+    gf_elem* y_row = y_head + row * kYStrideS;
 #pragma unroll
     for (int d = 0; d < kOTiles; ++d) {
-      const uint32_t pair = gf_pack2(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+      const uint32_t pair = gf_pack2(o[m][d][c] * inv, o[m][d][c + 1] * inv);
       gf_elem* at = y_row + d * 8 + 2 * t;
       if (aligned) {
         *reinterpret_cast<uint32_t*>(at) = pair;
