@@ -22,6 +22,7 @@
 
 #include "codegen/cuda/anchor_kernels.h"
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "event_timing.h"
 #include "graphfuse/device.h"
 #include "graphfuse/error.h"
 #include "graphfuse/graph.h"
@@ -43,24 +44,7 @@ struct Result {
   double us = 0, tflops = 0;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-template <class F>
-double time_us(int iters, F&& launch) {
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<double> us;
-  CudaEvent start, stop;
-  for (int i = 0; i < iters; ++i) {
-    start.record();
-    launch();
-    stop.record();
-    us.push_back(1e3 * stop.elapsed_ms_since(start));
-  }
-  return median(us);
-}
+using bench::time_us;
 
 Graph attention_graph(const Shape4& s) {
   Graph g;

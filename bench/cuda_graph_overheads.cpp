@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "event_timing.h"
 #include "graphfuse/builder.h"
 #include "graphfuse/cuda_graph.h"
 #include "graphfuse/device.h"
@@ -49,10 +50,7 @@ using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+using bench::median;
 
 // Two inputs, two outputs: y = softmax^(n-1)(x) + z and w = tanh(z), one kernel per softmax.
 Graph softmax_chain(int n) {

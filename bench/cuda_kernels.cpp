@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda/cuda_emitter.h"
+#include "event_timing.h"
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "fusion/plan.h"
 #include "graphfuse/builder.h"
@@ -38,25 +39,8 @@ struct Result {
   codegen::CudaKernelSource src;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Times `launch` `iters` times after 3 warm-up runs; the median in microseconds.
-template <class F>
-double time_us(int iters, F&& launch) {
-  for (int i = 0; i < 3; ++i) launch();
-  std::vector<double> us;
-  CudaEvent start, stop;
-  for (int i = 0; i < iters; ++i) {
-    start.record();
-    launch();
-    stop.record();
-    us.push_back(1e3 * stop.elapsed_ms_since(start));
-  }
-  return median(us);
-}
+using bench::median;
+using bench::time_us;
 
 class Bench {
  public:
