@@ -67,6 +67,13 @@ bool every_row_keeps_one(const Tensor& t, const std::function<bool(double)>& mas
   });
 }
 
+bool all_elements(const Tensor& t, const std::function<bool(double)>& pred) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (!pred(t.element_as_double(i))) return false;
+  }
+  return true;
+}
+
 bool is_finite_scalar(const Graph& g, ValueId v) {
   const std::optional<double> c = scalar_constant(g, v);
   return c && std::isfinite(*c);
@@ -87,6 +94,10 @@ std::optional<AttentionMask> mask_from_add(Graph& g, const Node& add, ValueId sc
       return AttentionMask{true, kNoValue};
     }
     if (m.constant.numel() == 0 || !every_row_keeps_one(m.constant, is_inf)) return std::nullopt;
+    // Zeros everywhere (the dynamo exporter's mask for unmasked SDPA) change no score: no mask.
+    if (all_elements(m.constant, [](double v) { return v == 0.0; })) {
+      return AttentionMask{false, kNoValue};
+    }
     return AttentionMask{false, mask};
   }
   // A run-time mask: only Where between two finite constants is provably never -inf.
@@ -115,6 +126,7 @@ std::optional<AttentionMask> mask_from_where(Graph& g, NodeId where_id, ValueId 
     if (is_causal_triangle(c.constant, g.value(scores).type.shape[2], kept, masked)) {
       return AttentionMask{true, kNoValue};
     }
+    if (all_elements(c.constant, kept)) return AttentionMask{false, kNoValue};  // keeps every key
     if (every_row_keeps_one(c.constant, masked)) return AttentionMask{false, cond};
   }
   // A finite fill keeps fully masked rows uniform, as the additive mask Where(cond, 0, fill)

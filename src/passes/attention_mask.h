@@ -6,6 +6,7 @@
 // matched Softmax outputs NaN. So a mask is accepted only where no row can be all -inf:
 //   - a constant, checked row by row;
 //   - Where(cond, a, b) with a and b finite constants (BERT's additive mask).
+// A constant mask that changes no score (all zeros; a condition keeping every key) is dropped.
 // A "fill" value below the scores is treated as masking out only where that is exact in the
 // compute type: -inf, or the lowest finite f32/f64 value, which absorbs any score s with
 // |s| < half its ulp (2^103 for f32): s + lowest == lowest, and exp(lowest - max) == 0.

@@ -22,13 +22,20 @@ std::optional<ScaledByRsqrt> match_scaled_by_rsqrt(const Graph& g, const ValueUs
   m.nodes = {add, sqrt};
   const ValueId sd = g.node(sqrt).outputs[0];
   const NodeId div = sole_reader_of(g, uses, sd, Op::kDiv);
+  NodeId recip = sole_reader_of(g, uses, sd, Op::kReciprocal);
   if (div != kNoNode) {
-    if (g.node(div).inputs[0] != d || g.node(div).inputs[1] != sd) return std::nullopt;
-    m.nodes.push_back(div);
-    m.result = g.node(div).outputs[0];
-    return m;
+    const Node& n = g.node(div);
+    if (n.inputs[1] != sd) return std::nullopt;
+    if (n.inputs[0] == d) {
+      m.nodes.push_back(div);
+      m.result = n.outputs[0];
+      return m;
+    }
+    // Div(1, sqrt) is Reciprocal(sqrt), bit for bit (TorchScript's RMSNorm).
+    const std::optional<double> one = scalar_constant(g, n.inputs[0]);
+    if (!one || *one != 1.0) return std::nullopt;
+    recip = div;
   }
-  const NodeId recip = sole_reader_of(g, uses, sd, Op::kReciprocal);
   if (recip == kNoNode) return std::nullopt;
   const ValueId r = g.node(recip).outputs[0];
   const NodeId mul = sole_reader_of(g, uses, r, Op::kMul);

@@ -12,8 +12,8 @@ namespace gf {
 // True when `n` computes d * d, as Pow(d, 2) or Mul(d, d).
 bool is_square_of(const Graph& g, const Node& n, ValueId d);
 
-// d / sqrt(var + eps), written as Add(var, eps) -> Sqrt -> Div(d, .), or with Reciprocal(.)
-// and Mul(d, .) in either operand order. Every intermediate must be read only inside.
+// d / sqrt(var + eps), written as Add(var, eps) -> Sqrt -> Div(d, .), or with Reciprocal(.) or
+// Div(1, .) and Mul(d, .) in either operand order. Every intermediate must be read only inside.
 struct ScaledByRsqrt {
   std::vector<NodeId> nodes;  // Add, Sqrt, [Reciprocal,] Div/Mul
   float epsilon = 0.0f;

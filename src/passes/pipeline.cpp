@@ -7,6 +7,7 @@
 #include "passes/cse.h"
 #include "passes/dead_code.h"
 #include "passes/fold_batch_norm.h"
+#include "passes/fold_repeated_kv.h"
 #include "passes/fold_transpose.h"
 #include "passes/fuse_attention.h"
 #include "passes/fuse_gelu.h"
@@ -35,6 +36,7 @@ constexpr Pass kPasses[] = {
     {"fuse-rms-norm", fuse_rms_norms},
     {"fuse-gelu", fuse_gelus},
     {"fuse-attention", fuse_attention},
+    {"fold-repeated-kv", fold_repeated_kv},
 };
 
 void check_pass_name(const std::string& name, const char* option) {

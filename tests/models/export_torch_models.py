@@ -2,7 +2,10 @@
 """Exports the test models with torch.onnx (both exporters) on a machine with PyTorch.
 
 Run where torch, transformers and torchvision are installed:
-    python3 tests/models/export_torch_models.py OUT_DIR
+    python3 tests/models/export_torch_models.py OUT_DIR [--only NAME,NAME]
+
+--only exports just the named models and merges their lines into OUT_DIR/export_report.json
+(each model's line records the torch and transformers versions that wrote it).
 
 For each model and exporter it writes OUT_DIR/<model>.<exporter>.onnx plus the input and the
 PyTorch output of one fixed random input as .npy files, so tests can compare graphfuse against
@@ -62,13 +65,22 @@ def save_io(out_dir, stem, inputs, outputs):
 
 def main():
     out_dir = sys.argv[1]
+    only = sys.argv[3].split(",") if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(0)
     import transformers
-    import torchvision
+    try:
+        import torchvision
+    except ImportError:  # only ResNet-50 needs it
+        torchvision = None
 
+    report_path = os.path.join(out_dir, "export_report.json")
     report = {"torch": torch.__version__, "transformers": transformers.__version__,
-              "torchvision": torchvision.__version__, "onnx": onnx.__version__, "models": {}}
+              "torchvision": torchvision.__version__ if torchvision else None,
+              "onnx": onnx.__version__, "models": {}}
+    if only and os.path.exists(report_path):
+        with open(report_path) as f:
+            report = json.load(f)
 
     gpt2_cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=512,
                                        n_positions=64, use_cache=False,
@@ -84,8 +96,23 @@ def main():
     bert_mask = torch.ones(2, 16, dtype=torch.int64)
     bert_mask[1, 12:] = 0
 
-    resnet = torchvision.models.resnet50(num_classes=10)
+    resnet = torchvision.models.resnet50(num_classes=10) if torchvision else None
     image = torch.randn(1, 3, 224, 224)
+
+    # Made after the others so that their random weights and inputs stay as they were.
+    vit_cfg = transformers.ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                     intermediate_size=128, image_size=32, patch_size=8,
+                                     attn_implementation="eager")
+    vit = transformers.ViTModel(vit_cfg, add_pooling_layer=False)
+    pixels = torch.randn(2, 3, 32, 32)
+
+    # Llama-style: RMSNorm, rotary embeddings, 4 query heads over 2 key/value heads, SwiGLU.
+    llama_cfg = transformers.LlamaConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                         num_key_value_heads=2, intermediate_size=128, vocab_size=512,
+                                         max_position_embeddings=64, use_cache=False,
+                                         attn_implementation="eager")
+    llama = transformers.LlamaModel(llama_cfg)
+    llama_ids = torch.randint(0, 512, (2, 16))
 
     class Gpt2(torch.nn.Module):
         def __init__(self, m):
@@ -96,6 +123,23 @@ def main():
             # An explicit all-ones mask keeps transformers off its packed-sequence detection,
             # which uses aten::diff, an op the TorchScript-based exporter cannot write.
             mask = torch.ones_like(input_ids)
+            return self.m(input_ids=input_ids, attention_mask=mask).last_hidden_state
+
+    class Vit(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, pixel_values):
+            return self.m(pixel_values=pixel_values).last_hidden_state
+
+    class Llama(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids):
+            mask = torch.ones_like(input_ids)  # as Gpt2's
             return self.m(input_ids=input_ids, attention_mask=mask).last_hidden_state
 
     class Bert(torch.nn.Module):
@@ -113,8 +157,14 @@ def main():
          {"input_ids": bert_ids, "attention_mask": bert_mask},
          {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}),
         ("resnet50", resnet, (image,), ["image"], {"image": image}, {"image": {0: "batch"}}),
+        ("vit_tiny", Vit(vit), (pixels,), ["pixel_values"], {"pixel_values": pixels},
+         {"pixel_values": {0: "batch"}}),
+        ("llama_tiny", Llama(llama), (llama_ids,), ["input_ids"], {"input_ids": llama_ids},
+         {"input_ids": {0: "batch", 1: "seq"}}),
     ]
     for stem, model, args, in_names, inputs, dyn in cases:
+        if only is not None and stem not in only:
+            continue
         model.eval()
         with torch.no_grad():
             out = model(*args)
@@ -127,12 +177,13 @@ def main():
                     strip_weights(path)
                 m = onnx.load(path)
                 report["models"][f"{stem}.{exporter}"] = {
+                    "torch": torch.__version__, "transformers": transformers.__version__,
                     "ir_version": m.ir_version,
                     "opset": [(o.domain, o.version) for o in m.opset_import],
                     "nodes": len(m.graph.node), "bytes": os.path.getsize(path)}
             except Exception as e:  # report and go on: one exporter failing must not hide the rest
                 report["models"][f"{stem}.{exporter}"] = {"error": repr(e)[:2000]}
-    with open(os.path.join(out_dir, "export_report.json"), "w") as f:
+    with open(report_path, "w") as f:
         json.dump(report, f, indent=1)
     print(json.dumps(report, indent=1))
 

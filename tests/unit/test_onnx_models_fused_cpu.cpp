@@ -48,7 +48,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(ModelCase{"gpt2_tiny.torchscript.onnx", "gpt2_tiny", {"input_ids"}},
                       ModelCase{"gpt2_tiny.dynamo.onnx", "gpt2_tiny", {"input_ids"}},
                       ModelCase{"bert_tiny.torchscript.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
-                      ModelCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}}),
+                      ModelCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
+                      ModelCase{"vit_tiny.torchscript.onnx", "vit_tiny", {"pixel_values"}},
+                      ModelCase{"vit_tiny.dynamo.onnx", "vit_tiny", {"pixel_values"}},
+                      ModelCase{"llama_tiny.torchscript.onnx", "llama_tiny", {"input_ids"}},
+                      ModelCase{"llama_tiny.dynamo.onnx", "llama_tiny", {"input_ids"}}),
     [](const ::testing::TestParamInfo<ModelCase>& info) {
       std::string name = info.param.file.substr(0, info.param.file.size() - 5);
       for (char& ch : name)

@@ -23,6 +23,7 @@ enum class MaskKind {
   kRunTimeWhereInf,  // near miss: Where(run-time bool, s, -inf)
   kKeyBroadcast,     // near miss: an additive mask [B,1,S,1] broadcast over the keys
   kDeadRow,          // near miss: a constant mask with a row of -inf only
+  kZeroConstant,     // Add(s, constant zeros [1,1,S,L]) (the dynamo exporter's unmasked SDPA)
 };
 
 struct AttnForm {
@@ -91,6 +92,9 @@ Graph attention_graph(const AttnForm& f) {
     case MaskKind::kKeyBroadcast:
       s = b.add(s, b.constant("mask", random_tensor(DType::kF32, {B, 1, S, 1}, 3)));
       break;
+    case MaskKind::kZeroConstant:
+      s = b.add(s, b.constant("zeros", Tensor(DType::kF32, {1, 1, S, L})));
+      break;
     case MaskKind::kDeadRow: {
       Tensor m = causal(DType::kF32, S, L, 0.0, -kInf);
       for (int64_t j = 0; j < L; ++j) m.data<float>()[j] = -kInf;  // query 0 sees nothing
@@ -134,6 +138,12 @@ TEST(PassFuseAttention, BertFormWithRunTimeWhereMask) {
   EXPECT_EQ(a.attrs.get_int("is_causal", 0), 0);
   EXPECT_EQ(count_ops(g, Op::kTranspose), 1);  // K back to [B,H,L,D]
   EXPECT_EQ(count_ops(g, Op::kWhere), 1);      // the additive mask stays a Where
+}
+
+TEST(PassFuseAttention, AConstantMaskOfZerosIsDropped) {
+  Graph g = attention_graph({.mask = MaskKind::kZeroConstant, .kv_len = 6});
+  const Node a = expect_fused(g, 3);
+  EXPECT_EQ(a.attrs.get_int("is_causal", 0), 0);
 }
 
 TEST(PassFuseAttention, Gpt2FormWithConstantCausalMaskBecomesIsCausal) {

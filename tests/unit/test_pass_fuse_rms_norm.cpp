@@ -12,6 +12,7 @@ using testing::random_tensor;
 struct RmsForm {
   bool square_by_mul = false;  // x * x instead of Pow(x, 2)
   bool divide = false;         // x / sqrt instead of x * Reciprocal(sqrt)
+  float one_over = 0.0f;       // nonzero: x * Div(one_over, sqrt) (TorchScript's form when 1)
   bool swap_operands = false;  // constants and scale first in commutative ops
   double exponent = 2.0;       // a near miss when not 2
   int64_t axis = -1;
@@ -31,7 +32,14 @@ Graph rms_norm_graph(const RmsForm& f) {
                            {}, "rms/square");
   ValueId var = b.reduce(Op::kReduceMean, sq, {f.axis});
   ValueId sd = b.unary(Op::kSqrt, bin(Op::kAdd, var, b.constant_scalar(1e-6f, DType::kF32)));
-  ValueId n = f.divide ? b.binary(Op::kDiv, x, sd) : bin(Op::kMul, x, b.unary(Op::kReciprocal, sd));
+  ValueId n;
+  if (f.divide) {
+    n = b.binary(Op::kDiv, x, sd);
+  } else if (f.one_over != 0.0f) {
+    n = bin(Op::kMul, x, b.binary(Op::kDiv, b.constant_scalar(f.one_over, DType::kF32), sd));
+  } else {
+    n = bin(Op::kMul, x, b.unary(Op::kReciprocal, sd));
+  }
   if (f.scale) n = bin(Op::kMul, n, b.constant("w", random_tensor(DType::kF32, {16}, 5, 0.5, 1.5)));
   b.output(n);
   return b.build();
@@ -54,8 +62,11 @@ TEST(PassFuseRmsNorm, MulSquareDivideCommutedOperands) {
   expect_fused({.square_by_mul = true, .divide = true, .swap_operands = true});
 }
 
+TEST(PassFuseRmsNorm, OneOverSqrtAsDivTorchScriptForm) { expect_fused({.one_over = 1.0f}); }
+
 TEST(PassFuseRmsNorm, NearMissesAreLeftAlone) {
-  for (const RmsForm& f : {RmsForm{.exponent = 3.0}, RmsForm{.axis = 1}, RmsForm{.scale = false}}) {
+  for (const RmsForm& f : {RmsForm{.exponent = 3.0}, RmsForm{.axis = 1}, RmsForm{.scale = false},
+                           RmsForm{.one_over = 2.0f}}) {
     Graph g = rms_norm_graph(f);
     const size_t nodes = g.num_nodes();
     EXPECT_EQ(fuse_rms_norms(g), 0);

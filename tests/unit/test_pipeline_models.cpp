@@ -78,6 +78,40 @@ TEST_F(PassPipelineModels, BertTorchScriptFusesErfGeluAndMaskedAttention) {
   }
 }
 
+TEST_F(PassPipelineModels, VitExportsFuseOneAttentionPerLayer) {
+  for (const char* file : {"vit_tiny.torchscript.onnx", "vit_tiny.dynamo.onnx"}) {
+    SCOPED_TRACE(file);
+    const Graph g = optimized(load(file, "vit_tiny", {"pixel_values"}));
+    expect_no_decomposed_chains(g);
+    EXPECT_EQ(count_ops(g, Op::kGelu), 2);
+    EXPECT_EQ(count_ops(g, Op::kLayerNormalization), 5);
+    ASSERT_EQ(count_ops(g, Op::kAttention), 2);
+    for (const Node& n : g.nodes()) {
+      if (n.op != Op::kAttention) continue;
+      EXPECT_EQ(n.attrs.get_int("is_causal", 0), 0) << n.name;
+      EXPECT_EQ(n.inputs.size(), 3u) << n.name;
+    }
+  }
+}
+
+TEST_F(PassPipelineModels, LlamaExportsFuseCausalGroupedAttentionAndRmsNorm) {
+  for (const char* file : {"llama_tiny.torchscript.onnx", "llama_tiny.dynamo.onnx"}) {
+    SCOPED_TRACE(file);
+    const Graph g = optimized(load(file, "llama_tiny", {"input_ids"}));
+    expect_no_decomposed_chains(g);
+    EXPECT_EQ(count_ops(g, Op::kRMSNormalization), 5);
+    EXPECT_EQ(count_ops(g, Op::kExpand), 0);  // repeat_kv is gone: K and V keep 2 heads
+    ASSERT_EQ(count_ops(g, Op::kAttention), 2);
+    for (const Node& n : g.nodes()) {
+      if (n.op != Op::kAttention) continue;
+      EXPECT_EQ(n.attrs.get_int("is_causal", 0), 1) << n.name;
+      EXPECT_EQ(g.value(n.inputs[0]).type.shape[1], Dim(4)) << n.name;
+      EXPECT_EQ(g.value(n.inputs[1]).type.shape[1], Dim(2)) << n.name;
+      EXPECT_EQ(g.value(n.inputs[2]).type.shape[1], Dim(2)) << n.name;
+    }
+  }
+}
+
 // bert_tiny.dynamo.onnx is not covered: its mask is built with GatherND, which the importer
 // does not support yet.
 
