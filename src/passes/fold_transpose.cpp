@@ -1,9 +1,9 @@
 #include "passes/fold_transpose.h"
 
-#include <cstring>
 #include <unordered_map>
 #include <vector>
 
+#include "ir/tensor_transpose.h"
 #include "passes/compact_graph.h"
 #include "passes/rewrite_util.h"
 
@@ -19,30 +19,6 @@ std::vector<int64_t> transpose_perm(const Graph& g, const Node& t) {
     for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
   }
   return perm;
-}
-
-// out[i0..] = in[i_perm0..]: moves elements of any dtype as raw bytes.
-Tensor transpose_tensor(const Tensor& in, const std::vector<int64_t>& perm) {
-  const std::vector<int64_t>& dims = in.dims();
-  const size_t rank = dims.size();
-  std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
-  for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * dims[i];
-  for (size_t i = 0; i < rank; ++i) out_dims[i] = dims[static_cast<size_t>(perm[i])];
-  Tensor out(in.dtype(), out_dims);
-  const size_t elem = dtype_size(in.dtype());
-  const auto* src = static_cast<const char*>(in.raw());
-  auto* dst = static_cast<char*>(out.raw());
-  std::vector<int64_t> index(rank, 0);  // over out_dims
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < rank; ++i) offset += index[i] * in_strides[static_cast<size_t>(perm[i])];
-    std::memcpy(dst + static_cast<size_t>(o) * elem, src + static_cast<size_t>(offset) * elem, elem);
-    for (size_t i = rank; i-- > 0;) {
-      if (++index[i] < out_dims[i]) break;
-      index[i] = 0;
-    }
-  }
-  return out;
 }
 
 int fold_into_gemm(Graph& g, Node& gemm) {

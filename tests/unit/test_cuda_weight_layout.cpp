@@ -43,7 +43,7 @@ TEST(CudaWeightLayout, TransposeMatrixIsTheReferenceTranspose) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(dims[0]) + "x" +
                    std::to_string(dims[1]));
       const Tensor w = uniform(rng, dims, t);
-      const Tensor got = cuda::transpose_matrix(w);
+      const Tensor got = transpose_matrix(w);
       const Tensor want =
           testing::run_op1(Op::kTranspose, {w}, {{"perm", std::vector<int64_t>{1, 0}}});
       ASSERT_EQ(got.dims(), want.dims());
@@ -90,7 +90,7 @@ TEST(CudaWeightLayout, TheProductOfTheStoredBytesIsTheGraphs) {
       EXPECT_EQ(p.spec.k, k);
       ASSERT_EQ(p.calls.size(), 1u);
 
-      const Tensor stored = cuda::transpose_matrix(w);
+      const Tensor stored = transpose_matrix(w);
       ASSERT_EQ(stored.dims(), (std::vector<int64_t>{n, k}));
       std::vector<Tensor> in{x.reshaped({rows, k}), stored};
       if (c.op == Op::kGemm) in.push_back(bias);

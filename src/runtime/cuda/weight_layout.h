@@ -9,6 +9,7 @@
 
 #include "graphfuse/graph.h"
 #include "graphfuse/tensor.h"
+#include "ir/tensor_transpose.h"  // transpose_matrix, for the upload
 
 namespace gf::cuda {
 
@@ -18,8 +19,5 @@ namespace gf::cuda {
 // trans_b in each of them, so no step reads W's [k, n] bytes on the device. (A Gemm that
 // plan_gemm refuses runs on the host, which reads the graph's constant.)
 bool stores_transposed(const Graph& g, ValueId w);
-
-// The [c, r] transpose of a 2-D tensor [r, c] of any dtype, in new storage.
-Tensor transpose_matrix(const Tensor& t);
 
 }  // namespace gf::cuda
