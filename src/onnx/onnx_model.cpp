@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <fstream>
-#include <sstream>
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -32,12 +31,18 @@ bool checker_knows(const onnx::ModelProto& m) {
 }  // namespace
 
 std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ErrorCode::kIoError, "cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::kIoError, "cannot read '" + path + "'");
-  return std::move(ss).str();
+  // One read into storage of the file's size: a model's weights are copied once, not through
+  // a growing stream buffer.
+  const std::streamoff size = in.tellg();
+  if (size < 0) throw Error(ErrorCode::kIoError, "cannot read '" + path + "'");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (size > 0 && !in.read(bytes.data(), size)) {
+    throw Error(ErrorCode::kIoError, "cannot read '" + path + "'");
+  }
+  return bytes;
 }
 
 LoadedModel load_model(std::string_view bytes, const std::string& base_dir) {
