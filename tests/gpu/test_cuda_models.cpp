@@ -170,6 +170,21 @@ TEST_P(CudaOnnxModels, MatchTheReferenceInterpreter) {
   EXPECT_EQ(st.cuda_graph_programs, st.programs_compiled) << reasons;
 }
 
+// The same in fp16 (--precision fp16): attention runs on tensor cores (head size 16, at least 8
+// query rows), within the tolerance of the GPT-2 stack's fp16 run.
+TEST_P(CudaOnnxModels, InHalfPrecisionMatchTheReferenceWithinItsTolerance) {
+  const OnnxCase& c = GetParam();
+  const testing::RecordedModel m = testing::load_recorded_model(c.file, c.prefix, c.inputs);
+  const std::vector<Tensor> want = ref::run_graph(m.graph, m.inputs);
+  SessionOptions o{Device::kCuda};
+  o.precision = Precision::kFp16;
+  Session s(m.graph, o);
+  const std::vector<Tensor> got = s.run(m.inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(max_relative_error(got[i], want[i]), 5e-2) << "output " << i;
+  EXPECT_EQ(s.stats().fallback_nodes, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     TorchExports, CudaOnnxModels,
     ::testing::Values(OnnxCase{"gpt2_tiny.torchscript.onnx", "gpt2_tiny", {"input_ids"}},
@@ -177,7 +192,11 @@ INSTANTIATE_TEST_SUITE_P(
                       OnnxCase{"bert_tiny.torchscript.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
                       // The ResNet-50 files keep no weights (tests/models/fill_weights.py fills
                       // them); tests/models/check_torch_exports.py --device cuda runs those.
-                      OnnxCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}}),
+                      OnnxCase{"bert_tiny.dynamo.onnx", "bert_tiny", {"input_ids", "attention_mask"}},
+                      OnnxCase{"vit_tiny.torchscript.onnx", "vit_tiny", {"pixel_values"}},
+                      OnnxCase{"vit_tiny.dynamo.onnx", "vit_tiny", {"pixel_values"}},
+                      OnnxCase{"llama_tiny.torchscript.onnx", "llama_tiny", {"input_ids"}},
+                      OnnxCase{"llama_tiny.dynamo.onnx", "llama_tiny", {"input_ids"}}),
     [](const ::testing::TestParamInfo<OnnxCase>& info) {
       std::string name = info.param.file.substr(0, info.param.file.size() - 5);
       for (char& ch : name)
