@@ -3,6 +3,9 @@
 // lower_group -> emit_cuda_kernel -> NVRTC), then runs from device buffers; times are CUDA
 // events around each launch, the median of --iters. Bytes are what the kernel must move (each
 // input read once, each output written once); cuMemcpyDtoDAsync of the same size counts 2x.
+// Then fp16 GEMMs with a bias + GELU epilogue (y = Gelu(x W + b), tanh and erf forms) at the
+// shapes of GPT-2's and BERT's first MLP product, each a whole CUDA Session program run by
+// DeviceProgram on device buffers (its kernels and library calls are printed with it).
 //
 //   bench_cuda_kernels [--iters N] [--quick] [--json FILE]
 //
@@ -18,12 +21,14 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda/cuda_emitter.h"
-#include "event_timing.h"
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "event_timing.h"
 #include "fusion/plan.h"
 #include "graphfuse/builder.h"
+#include "graphfuse/cuda_graph.h"
 #include "graphfuse/device.h"
 #include "graphfuse/error.h"
+#include "graphfuse/session.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/device_memory.h"
 
@@ -133,6 +138,49 @@ class Bench {
   std::map<int64_t, double> memcpy_;
 };
 
+struct GemmResult {
+  std::string name;
+  int64_t m = 0, k = 0, n = 0;
+  double us = 0, tflops = 0;
+  int generated_kernels = 0, library_calls = 0;
+};
+
+// y = Gelu(x [m, k] * W [k, n] + b [n]) in fp16, W and b constants of small random values.
+Graph gemm_bias_gelu_graph(int64_t m, int64_t k, int64_t n, bool tanh) {
+  GraphBuilder b("gemm_bias_gelu");
+  const ValueId x = b.input("x", DType::kF16, Shape::from_static({m, k}));
+  Tensor w(DType::kF16, {k, n}), bias(DType::kF16, {n});
+  uint32_t h = 12345;
+  const auto next = [&] {
+    h ^= h << 13, h ^= h >> 17, h ^= h << 5;
+    return Half(0.02f * (static_cast<float>(h % 2001) / 1000.0f - 1.0f));
+  };
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<Half>()[i] = next();
+  for (int64_t i = 0; i < n; ++i) bias.data<Half>()[i] = next();
+  const ValueId y = b.add(b.matmul(x, b.constant("w", w)), b.constant("b", bias));
+  b.output(b.gelu(y, tanh), "y");
+  return b.build();
+}
+
+GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool tanh, int iters) {
+  const Session session(gemm_bias_gelu_graph(m, k, n, tanh), SessionOptions{Device::kCuda});
+  const DeviceProgram program(session, {{m, k}});
+  DeviceBuffer x(static_cast<size_t>(m * k * 2)), y(static_cast<size_t>(m * n * 2));
+  GF_CU(cuda_driver().cuMemsetD8(x.ptr(), 0x2c, static_cast<size_t>(m * k * 2)));  // about 0.06
+  DeviceBindings bindings;
+  bindings.inputs.push_back(reinterpret_cast<const void*>(x.ptr()));
+  bindings.outputs.push_back(reinterpret_cast<void*>(y.ptr()));
+  GemmResult r;
+  r.name = name, r.m = m, r.k = k, r.n = n;
+  r.us = bench::time_us(iters, [&] { program.run(bindings, nullptr); });
+  GF_CU(cuda_driver().cuCtxSynchronize());
+  r.tflops = 2.0 * static_cast<double>(m * k) * static_cast<double>(n) / (r.us * 1e-6) * 1e-12;
+  const SessionStats st = program.stats();
+  r.generated_kernels = st.fused_kernels;
+  r.library_calls = st.library_calls;
+  return r;
+}
+
 // x -> n ops (constants and unary ops, as in a model's activation/scale chains) -> y.
 Graph chain_graph(DType t, int ops, int64_t bytes) {
   const int64_t row = 4096, rows = bytes / static_cast<int64_t>(dtype_size(t)) / row;
@@ -234,6 +282,13 @@ int bench_main(int argc, char** argv) {
     }
   }
 
+  // GPT-2 small's and BERT-base's first MLP product (768 -> 3072) at 128 to 4096 token rows.
+  std::vector<GemmResult> gemms;
+  for (int64_t m : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 1024, 4096}) {
+    gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
+    gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
+  }
+
   std::printf("device: %s (%d SMs); memcpy D2D %.0f GB/s at 256 MiB\n", dev.name.c_str(),
               dev.multiprocessors, bench.memcpy_gbps(256 * kMiB));
   std::printf("%-10s %-5s %-14s %10s %9s %8s  %s\n", "name", "dtype", "shape", "time us", "GB/s",
@@ -262,6 +317,21 @@ int bench_main(int argc, char** argv) {
                             {"persistent_rows", r.src.persistent_rows},
                             {"vector_width", r.src.vector_width},
                             {"index32", r.src.index32}});
+  }
+  std::printf("\n%-20s %-16s %10s %8s  %s\n", "name", "m x k x n (f16)", "time us", "TFLOP/s",
+              "program");
+  for (const GemmResult& r : gemms) {
+    const std::string shape = std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
+    std::printf("%-20s %-16s %10.1f %8.1f  %d library calls, %d generated kernels\n", r.name.c_str(),
+                shape.c_str(), r.us, r.tflops, r.library_calls, r.generated_kernels);
+    j["gemm_results"].push_back({{"name", r.name},
+                                 {"m", r.m},
+                                 {"k", r.k},
+                                 {"n", r.n},
+                                 {"us", r.us},
+                                 {"tflops", r.tflops},
+                                 {"library_calls", r.library_calls},
+                                 {"generated_kernels", r.generated_kernels}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

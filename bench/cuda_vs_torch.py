@@ -4,7 +4,8 @@
 Runs the shapes of bench_cuda_kernels (bench/cuda_kernels.cpp) in PyTorch on the same GPU,
 timed with CUDA events after a warm-up (median of --iters), runs `bench_cuda_kernels --json`,
 and prints one table: our time, our share of the copy bandwidth measured in the same run, and
-our speed-up over eager and over torch.compile (> 1: we are faster).
+our speed-up over eager and over torch.compile (> 1: we are faster); then the GEMM + bias + GELU
+programs against torch.matmul alone.
 
     bench/cuda_vs_torch.py [--bench build/bin/bench_cuda_kernels] [--iters 20] [--quick]
                            [--out DIR] [--no-compile]
@@ -77,6 +78,44 @@ def time_us(torch, fn, args, iters):
     return statistics.median(times)
 
 
+def gemm_table(torch, gemms, args):
+    """Our GEMM + bias + GELU programs against torch.matmul alone (the target: no slower), and
+    against the same epilogue in eager PyTorch and torch.compile."""
+    F = torch.nn.functional
+    rows = []
+    for r in gemms:
+        m, k, n = r["m"], r["k"], r["n"]
+        x = torch.randn(m, k, device="cuda", dtype=torch.float16) * 0.06
+        w = torch.randn(k, n, device="cuda", dtype=torch.float16) * 0.01
+        b = torch.randn(n, device="cuda", dtype=torch.float16) * 0.01
+        approx = "tanh" if r["name"].endswith("tanh") else "none"
+
+        def fused(x, w, b):
+            return F.gelu(torch.addmm(b, x, w), approximate=approx)
+        matmul = time_us(torch, torch.matmul, (x, w), args.iters)
+        eager = time_us(torch, fused, (x, w, b), args.iters)
+        compiled = None
+        if not args.no_compile:
+            try:
+                compiled = time_us(torch, torch.compile(fused), (x, w, b), args.iters)
+            except Exception as e:  # a compile failure is reported, not fatal
+                print(f"torch.compile failed for {r['name']}: {e}", file=sys.stderr)
+        rows.append({**r, "matmul_us": matmul, "eager_us": eager, "compile_us": compiled,
+                     "vs_matmul": matmul / r["us"]})
+    if rows:
+        print(f"\nGEMM + bias + GELU, fp16; x matmul: torch.matmul alone over ours (>= 1: ours, with "
+              f"its epilogue, is no slower)")
+        head = f"{'case':<20} {'m x k x n':<16} {'ours us':>9} {'matmul us':>10} {'eager us':>9} " \
+               f"{'compile us':>10} {'x matmul':>9}"
+        print(head)
+        print("-" * len(head))
+        for r in rows:
+            comp = f"{r['compile_us']:10.1f}" if r["compile_us"] else f"{'-':>10}"
+            print(f"{r['name']:<20} {str(r['m']) + 'x' + str(r['k']) + 'x' + str(r['n']):<16} "
+                  f"{r['us']:9.1f} {r['matmul_us']:10.1f} {r['eager_us']:9.1f} {comp} {r['vs_matmul']:9.2f}")
+    return rows
+
+
 def parse_shape(s):
     return [int(d) for d in s.split("x")]
 
@@ -146,10 +185,12 @@ def main():
         vs_comp = f"{r['vs_compile']:9.2f}" if r["vs_compile"] else f"{'-':>9}"
         print(f"{r['name']:<10} {r['dtype']:<5} {r['shape']:<14} {r['us']:9.1f} {r['pct_memcpy']:7.1f}% "
               f"{r['eager_us']:9.1f} {comp} {r['vs_eager']:8.2f} {vs_comp}")
+    gemm_rows = gemm_table(torch, ours.get("gemm_results", []), args)
     table_path = os.path.join(args.out, "cuda_vs_torch.json")
     with open(table_path, "w") as f:
         json.dump({"device": ours["device"], "torch": torch.__version__,
-                   "memcpy_gbps_256MiB": ours["memcpy_gbps_256MiB"], "rows": rows}, f, indent=2)
+                   "memcpy_gbps_256MiB": ours["memcpy_gbps_256MiB"], "rows": rows,
+                   "gemm_rows": gemm_rows}, f, indent=2)
     print(f"\nwrote {ours_path} and {table_path}")
 
 
