@@ -2,7 +2,10 @@
 // TFLOP/s. Each case is one Attention node (Q, K, V as [B, H, S, D]) emitted the production way
 // (emit_anchor_kernel -> NVRTC) for this device, run on device buffers of random values; times
 // are CUDA events around each launch, the median of --iters. FLOPs: 4 * B * H * Sq * Skv * D,
-// halved under is_causal (the convention of FlashAttention's and PyTorch's figures).
+// halved under is_causal (the convention of FlashAttention's and PyTorch's figures). Decode rows
+// (one query token per sequence against a 4k-32k key/value cache, Llama-style GQA) print the
+// bandwidth of reading K and V once and its share of a device-to-device copy measured in the
+// same run.
 // bench/attention_vs_torch.py runs PyTorch's SDPA backends on the same shapes and prints both.
 //
 //   bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] [--json FILE]
@@ -40,8 +43,10 @@ struct Shape4 {
 
 struct Result {
   Shape4 shape;
-  std::string kernel;  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced) or "row"
+  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced), "split" (decode) or "row"
+  std::string kernel;
   double us = 0, tflops = 0;
+  double kv_gbps = 0;  // K and V bytes over the time
 };
 
 using bench::time_us;
@@ -86,6 +91,7 @@ class Bench {
     options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
     options.tensor_core_attention = tensor_cores;
     options.attention_row_groups = row_groups;
+    options.split_kv_attention = tensor_cores;  // the decode rows: split across the keys
     const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
     const codegen::CubinPtr cubin = compiler_.compile(src.source, options.compute_capability);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
@@ -109,9 +115,10 @@ class Bench {
     void* params[] = {&table_ptr};
     Result r;
     r.shape = s;
-    r.kernel = src.source.find("tensor cores") == std::string::npos ? "row"
-               : row_groups > 0                                    ? "mma/" + std::to_string(row_groups)
-                                                                   : "mma";
+    r.kernel = src.source.find("split across the keys") != std::string::npos ? "split"
+               : src.source.find("tensor cores") == std::string::npos      ? "row"
+               : row_groups > 0 ? "mma/" + std::to_string(row_groups)
+                                : "mma";
     r.us = time_us(iters_, [&] {
       GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
                                          src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
@@ -120,7 +127,18 @@ class Bench {
     const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
                          static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
     r.tflops = flops / (r.us * 1e-6) * 1e-12;
+    r.kv_gbps = 2.0 * static_cast<double>(kv_elems) * 2.0 / (r.us * 1e-6) * 1e-9;
     return r;
+  }
+
+  // cuMemcpyDtoDAsync of 1 GiB: GB/s counting the read and the write.
+  double copy_gbps() {
+    const size_t bytes = size_t{1} << 30;
+    DeviceBuffer a(bytes), b(bytes);
+    const double us = time_us(iters_, [&] {
+      GF_CU(cuda_driver().cuMemcpyDtoDAsync(b.ptr(), a.ptr(), bytes, nullptr));
+    });
+    return 2.0 * static_cast<double>(bytes) / (us * 1e-6) * 1e-9;
   }
 
  private:
@@ -141,6 +159,18 @@ std::vector<Shape4> prefill_shapes(bool quick) {
         const int64_t heads = 2048 / d;
         out.push_back({16384 / s, heads, heads, s, s, d, causal, DType::kBF16});
       }
+    }
+  }
+  return out;
+}
+
+// Decode: one query token per sequence, 32 query heads over 8 key/value heads of 128 (a Llama-3
+// 8B layer), batch 1-16, caches of 4k-32k positions.
+std::vector<Shape4> decode_shapes(bool quick) {
+  std::vector<Shape4> out;
+  for (int64_t batch : quick ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 4, 16}) {
+    for (int64_t len : quick ? std::vector<int64_t>{4096} : std::vector<int64_t>{4096, 32768}) {
+      out.push_back({batch, 32, 8, 1, len, 128, false, DType::kBF16});
     }
   }
   return out;
@@ -187,6 +217,12 @@ int bench_main(int argc, char** argv) {
     for (int groups : row_groups) results.push_back(bench.run(s, true, groups));
     if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
   }
+  std::vector<Result> decode;
+  for (const Shape4& s : decode_shapes(quick)) {
+    decode.push_back(bench.run(s, true));
+    if (row_kernel) decode.push_back(bench.run(s, false));
+  }
+  const double copy_gbps = bench.copy_gbps();
 
   std::printf("device: %s (%d SMs)\n", dev.name.c_str(), dev.multiprocessors);
   std::printf("%-5s %-5s %4s %4s %6s %6s %4s %-7s %10s %8s\n", "dtype", "kern", "B", "H", "Sq", "Skv",
@@ -211,6 +247,28 @@ int bench_main(int argc, char** argv) {
                             {"causal", s.causal},
                             {"us", r.us},
                             {"tflops", r.tflops}});
+  }
+  std::printf("\ndecode (copy %.0f GB/s, read + write)\n", copy_gbps);
+  std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s\n", "dtype", "kern", "B", "Hq", "Hkv", "Skv", "D",
+              "time us", "KV GB/s", "%copy");
+  j["copy_gbps"] = copy_gbps;
+  for (const Result& r : decode) {
+    const Shape4& s = r.shape;
+    std::printf("%-5s %-5s %4lld %4lld %4lld %6lld %4lld %10.1f %9.0f %7.1f%%\n",
+                std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
+                (long long)s.heads, (long long)s.kv_heads, (long long)s.kv_len, (long long)s.head_dim, r.us,
+                r.kv_gbps, 100.0 * r.kv_gbps / copy_gbps);
+    j["decode"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
+                           {"kernel", r.kernel},
+                           {"batch", s.batch},
+                           {"heads", s.heads},
+                           {"kv_heads", s.kv_heads},
+                           {"q_len", s.q_len},
+                           {"kv_len", s.kv_len},
+                           {"head_dim", s.head_dim},
+                           {"us", r.us},
+                           {"kv_gbps", r.kv_gbps},
+                           {"pct_copy", 100.0 * r.kv_gbps / copy_gbps}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

@@ -5,7 +5,9 @@ Runs `bench_attention --json` (bench/attention.cpp), then PyTorch's scaled_dot_p
 on the same shapes with each backend forced in turn (FlashAttention-2, cuDNN, memory-efficient),
 timed with CUDA events after a warm-up (median of --iters), and prints one table in TFLOP/s
 (4 * B * H * Sq * Skv * D, halved when causal) with our ratio to each backend (> 1: we are
-faster). Inputs are [B, H, S, D] bf16 tensors of random values.
+faster). Inputs are [B, H, S, D] bf16 tensors of random values. Then the decode rows (one query
+token against a 4k-32k key/value cache, 32 query heads over 8 key/value heads): time, the
+bandwidth of reading K and V once, and its share of the copy bandwidth measured by the bench.
 
     bench/attention_vs_torch.py [--bench build/bin/bench_attention] [--iters 20] [--quick]
                                 [--out DIR]
@@ -41,34 +43,55 @@ def time_us(torch, fn, iters):
     return statistics.median(times)
 
 
-def torch_rows(torch, shapes, iters):
+def sdpa_us(torch, s, iters):
+    """PyTorch's SDPA time per backend for shape row `s` (None where a backend refuses it)."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
 
     backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[s["dtype"]]
+    q = torch.rand(s["batch"], s["heads"], s["q_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
+    k = torch.rand(s["batch"], s["kv_heads"], s["kv_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
+    v = torch.rand_like(k) * 2 - 1
+    out = {}
+    for name, backend in backends.items():
+        try:
+            with sdpa_kernel(backend):
+                out[name] = time_us(torch, lambda: F.scaled_dot_product_attention(
+                    q, k, v, is_causal=s.get("causal", False), enable_gqa=s["heads"] != s["kv_heads"]), iters)
+        except RuntimeError:  # a backend that does not take the shape
+            out[name] = None
+    del q, k, v
+    torch.cuda.empty_cache()
+    return out
+
+
+def decode_table(torch, ours, copy_gbps, iters):
+    print("\nDecode: one query token, bf16; µs (KV GB/s: K and V bytes over the time; % of the copy "
+          f"bandwidth, {copy_gbps:.0f} GB/s)\n")
+    print("| B | Hq / Hkv | KV length | ours µs | ours KV GB/s | % copy | FA2 µs | cuDNN µs | mem-efficient µs |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for o in ours:
+        t = sdpa_us(torch, o, iters)
+        fmt = lambda x: "-" if x is None else f"{x:.1f}"
+        print(f"| {o['batch']} | {o['heads']} / {o['kv_heads']} | {o['kv_len']} | {o['us']:.1f} | "
+              f"{o['kv_gbps']:.0f} | {o['pct_copy']:.0f}% | {fmt(t['flash'])} | {fmt(t['cudnn'])} | "
+              f"{fmt(t['efficient'])} |")
+        rows.append({"ours": o, "torch_us": t})
+    return rows
+
+
+def torch_rows(torch, shapes, iters):
+    """TFLOP/s of each SDPA backend per shape (None where a backend refuses it)."""
     out = []
     for s in shapes:
-        dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[s["dtype"]]
-        q = torch.rand(s["batch"], s["heads"], s["q_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
-        k = torch.rand(s["batch"], s["kv_heads"], s["kv_len"], s["head_dim"], device="cuda", dtype=dtype) * 2 - 1
-        v = torch.rand_like(k) * 2 - 1
         flops = 4.0 * s["batch"] * s["heads"] * s["q_len"] * s["kv_len"] * s["head_dim"]
         if s["causal"]:
             flops /= 2
-        row = {}
-        for name, backend in backends.items():
-            try:
-                with sdpa_kernel(backend):
-                    us = time_us(torch, lambda: F.scaled_dot_product_attention(
-                        q, k, v, is_causal=s["causal"], enable_gqa=s["heads"] != s["kv_heads"]), iters)
-                row[name] = flops / (us * 1e-6) * 1e-12
-            except RuntimeError as e:  # a backend that does not take the shape
-                row[name] = None
-                row[name + "_why"] = str(e).split("\n")[0][:120]
-        out.append(row)
-        del q, k, v
-        torch.cuda.empty_cache()
+        out.append({name: None if us is None else flops / (us * 1e-6) * 1e-12
+                    for name, us in sdpa_us(torch, s, iters).items()})
     return out
 
 
@@ -92,7 +115,8 @@ def main():
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {run.returncode}: {run.stderr.strip()}")
-    ours = [r for r in json.load(open(ours_path))["results"] if r["kernel"] == "mma"]
+    ours_json = json.load(open(ours_path))
+    ours = [r for r in ours_json["results"] if r["kernel"] == "mma"]
     peers = torch_rows(torch, ours, args.iters)
 
     print(f"# graphfuse attention against PyTorch {torch.__version__} SDPA, {torch.cuda.get_device_name()}\n")
@@ -112,8 +136,11 @@ def main():
               f"{fmt(t.get('cudnn'))} | {fmt(t.get('efficient'))} | {ratio(t.get('flash'))} | "
               f"{ratio(t.get('cudnn'))} |")
         table.append({"ours": o, "torch": t})
+    decode = decode_table(torch, [r for r in ours_json.get("decode", []) if r["kernel"] == "split"],
+                          ours_json.get("copy_gbps", 0.0), args.iters)
     with open(os.path.join(args.out, "attention_vs_torch.json"), "w") as f:
-        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": table}, f, indent=2)
+        json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": table,
+                   "decode": decode}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -197,6 +197,42 @@ inline std::vector<AnchorCase> mma_attention_cases() {
   return cases;
 }
 
+// Cases of the split-KV decode kernel (at most 4 query rows, at least 256 keys, not causal, head
+// sizes 8 x 2^n up to 256, at most 8 query rows per key/value head): keys not a multiple of the
+// cluster's 8 slices, every dtype, grouped heads with several query rows, masks of each kind
+// (one batch with no visible key), softcap and scale, the packed layout, the smallest head.
+inline std::vector<AnchorCase> decode_attention_cases() {
+  std::vector<AnchorCase> cases;
+  const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
+  auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
+    cases.push_back(make_anchor_case(std::move(name), Op::kAttention, std::move(in), std::move(a), t));
+  };
+  add("decode_attention_mha_d128_f16", qkv4(2, 4, 4, 1, 1000, 128, 128, f16, 100), {}, f16);
+  add("decode_attention_gqa_two_queries_d64_bf16", qkv4(1, 8, 2, 2, 777, 64, 64, bf16, 101), {}, bf16);
+  add("decode_attention_d256_f32", qkv4(3, 2, 2, 1, 300, 256, 256, f32, 102), {}, f32);
+  {
+    std::vector<Tensor> in = qkv4(2, 2, 2, 1, 513, 64, 64, f16, 103);
+    Tensor mask = mask_bools({2, 1, 1, 513}, 104, 3);
+    for (int64_t j = 0; j < 513; ++j) mask.data<bool>()[513 + j] = false;  // batch 1 sees nothing
+    in.push_back(mask);
+    add("decode_attention_key_padding_d64_f16", std::move(in), {}, f16);
+  }
+  {
+    std::vector<Tensor> in = qkv4(1, 4, 4, 3, 400, 32, 32, f16, 105);
+    in.push_back(anchor_data({1, 4, 3, 400}, 106, f16, 3.0));
+    add("decode_attention_float_mask_softcap_d32_f16", std::move(in), {{"scale", 0.6f}, {"softcap", 3.0f}},
+        f16);
+  }
+  {
+    std::vector<Tensor> in = {anchor_data({2, 1, 6 * 16}, 107, f16), anchor_data({2, 260, 3 * 16}, 108, f16),
+                              anchor_data({2, 260, 3 * 16}, 109, f16)};
+    add("decode_attention_packed_gqa_d16_f16", std::move(in),
+        {{"q_num_heads", int64_t{6}}, {"kv_num_heads", int64_t{3}}}, f16);
+  }
+  add("decode_attention_four_queries_d8_f32", qkv4(1, 1, 1, 4, 256, 8, 8, f32, 110), {}, f32);
+  return cases;
+}
+
 inline std::vector<AnchorCase> pool_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
@@ -276,7 +312,7 @@ inline std::vector<AnchorCase> conv_cases() {
 
 inline std::vector<AnchorCase> all_anchor_cases() {
   std::vector<AnchorCase> all = attention_cases();
-  for (auto* more : {&mma_attention_cases, &pool_cases, &conv_cases})
+  for (auto* more : {&mma_attention_cases, &decode_attention_cases, &pool_cases, &conv_cases})
     for (AnchorCase& c : more()) all.push_back(std::move(c));
   return all;
 }

@@ -106,6 +106,50 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaMmaAttention,
                            return testing::mma_attention_cases().at(info.param).name;
                          });
 
+// The split-KV decode kernel (opt-in: CudaEmitOptions::split_kv_attention): its cases from
+// aligned and unaligned buffers (plain loads), and with the kernel off.
+class CudaDecodeAttention : public CudaAnchorKernels {
+ protected:
+  void SetUp() override {
+    CudaAnchorKernels::SetUp();
+    if (device_ && device_->compute_capability() < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
+  }
+};
+
+TEST_P(CudaDecodeAttention, MatchesTheReferenceFromAlignedAndUnalignedBuffersAndSwitchedOff) {
+  const AnchorCase c = testing::decode_attention_cases().at(GetParam());
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  codegen::CudaEmitOptions options;
+  options.compute_capability = device_->compute_capability();
+  options.split_kv_attention = true;
+  const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
+  EXPECT_NE(src.source.find("split across the keys"), std::string::npos) << "not the decode kernel";
+  {
+    SCOPED_TRACE("aligned");
+    const Tensor got = run_anchor(*device_, c, 0xff, options);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  {
+    SCOPED_TRACE("unaligned");
+    const size_t offset = c.inputs[0].dtype() == DType::kF32 ? 4 : 2;
+    const Tensor got = run_anchor(*device_, c, 0xff, options, offset);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  {
+    SCOPED_TRACE("split off");
+    codegen::CudaEmitOptions off;
+    off.split_kv_attention = false;
+    const Tensor got = run_anchor(*device_, c, 0xff, off);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, CudaDecodeAttention,
+                         ::testing::Range<size_t>(0, testing::decode_attention_cases().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) {
+                           return testing::decode_attention_cases().at(info.param).name;
+                         });
+
 class CudaAnchorKernelsLarge : public CudaAnchorKernels {};
 
 TEST_F(CudaAnchorKernelsLarge, APoolLargerThanTheGridCoversEveryOutput) {

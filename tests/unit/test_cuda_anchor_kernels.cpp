@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "codegen/cuda/anchor_kernels.h"
@@ -26,6 +27,13 @@ using testing::expect_error;
 
 std::string kernel_name(const AnchorCase& c) { return "anchor_" + c.name; }
 
+// Every kernel a case may take, the opt-in ones included (the split-KV decode kernel).
+codegen::CudaEmitOptions every_kernel() {
+  codegen::CudaEmitOptions o;
+  o.split_kv_attention = true;
+  return o;
+}
+
 int64_t output_numel(const AnchorCase& c) {
   int64_t n = 1;
   for (int64_t d : c.graph.value(c.node().outputs[0]).type.shape.static_dims()) n *= d;
@@ -38,13 +46,15 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
   for (const AnchorCase& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_TRUE(codegen::has_cuda_anchor_kernel(c.node().op));
-    const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, kernel_name(c));
+    const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel());
     EXPECT_EQ(src.name, kernel_name(c));
     EXPECT_EQ(src.source.rfind("// node '" + c.name + "' (" + std::string(op_name(c.node().op)), 0),
               0u)
         << src.source.substr(0, 200);
+    const std::string clusters =
+        src.source.find("split across the keys") != std::string::npos ? "__cluster_dims__(8, 1, 1) " : "";
     EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" +
-                              std::to_string(src.launch.block) + ") " + kernel_name(c) +
+                              std::to_string(src.launch.block) + ") " + clusters + kernel_name(c) +
                               "(void* const* buffers)"),
               std::string::npos);
     EXPECT_EQ(src.source.find("#include"), std::string::npos);
@@ -65,7 +75,7 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
       EXPECT_GE(src.launch.grid, 1u);
     }
     // Same node, same source: the kernel cache keys on it.
-    EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, kernel_name(c)).source, src.source);
+    EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel()).source, src.source);
   }
 }
 
@@ -73,7 +83,7 @@ TEST(CudaAnchorKernels, EveryCaseCompilesWithNvrtcForSm90) {
   const std::vector<AnchorCase> cases = testing::all_anchor_cases();
   std::vector<std::string> sources;
   for (const AnchorCase& c : cases) {
-    sources.push_back(emit_anchor_kernel(c.node(), c.graph, kernel_name(c)).source);
+    sources.push_back(emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel()).source);
   }
   codegen::NvrtcOptions o;
   o.cache_dir = fs::temp_directory_path() / ("gf_test_cuda_anchor_" + std::to_string(getpid()));
@@ -230,6 +240,45 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
   src = emit_anchor_kernel(c.node(), c.graph, "k");  // 132 SMs: 30 blocks of 128 rows would idle most
   EXPECT_EQ(src.launch.grid, 3u * 5u * 3u);
   EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (64 + 128));
+}
+
+TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
+  codegen::CudaEmitOptions on;
+  on.split_kv_attention = true;
+  const auto emitted_kind = [&](const AnchorCase& c, std::optional<codegen::CudaEmitOptions> o = {}) {
+    const std::string src = emit_anchor_kernel(c.node(), c.graph, "k", o.value_or(on)).source;
+    if (src.find("split across the keys") != std::string::npos) return "split";
+    return src.find("tensor cores") != std::string::npos ? "mma" : "row";
+  };
+  for (const AnchorCase& c : testing::decode_attention_cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_STREQ(emitted_kind(c), "split");
+    EXPECT_STREQ(emitted_kind(c, codegen::CudaEmitOptions{}), "row");  // opt-in
+    codegen::CudaEmitOptions ampere = on;
+    ampere.compute_capability = 80;
+    EXPECT_STREQ(emitted_kind(c, ampere), "row");
+    // Clusters of 8 blocks of 256 threads per (batch, key/value head), declared on the kernel.
+    const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", on);
+    EXPECT_EQ(src.launch.block, 256u);
+    EXPECT_EQ(src.launch.grid % 8, 0u);
+    EXPECT_NE(src.source.find("__cluster_dims__(8, 1, 1) k(void* const* buffers)"), std::string::npos);
+  }
+  const DType f16 = DType::kF16;
+  const auto attention = [](std::vector<Tensor> in, Attributes a = {}) {
+    return testing::make_anchor_case("a", Op::kAttention, std::move(in), std::move(a), DType::kF16);
+  };
+  // Too few keys, too many queries, causal, a head size that is not 8 x 2^n, too many rows per
+  // key/value head: not split.
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 255, 64, 64, f16, 1))), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 5, 512, 64, 64, f16, 1))), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 512, 64, 64, f16, 1),
+                                      {{"is_causal", int64_t{1}}})),
+               "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 512, 48, 48, f16, 1))), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 16, 1, 1, 512, 64, 64, f16, 1))), "row");
+  // The grid: 8 blocks per (batch, key/value head).
+  const AnchorCase c = attention(testing::qkv4(3, 8, 2, 1, 4096, 128, 128, f16, 1));
+  EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, "k", on).launch.grid, 3u * 2u * 8u);
 }
 
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {

@@ -1,6 +1,7 @@
 // The Attention anchor kernels: the node read once (read_attention_node), then the tensor-core
-// kernel where it fits (anchor_attention_mma.cpp) or the general one here: the node's shapes,
-// layout and attributes as constants ahead of kernels/attention.cuh (one warp per query row).
+// kernel where it fits (anchor_attention_mma.cpp), the split-KV decode kernel where that fits
+// (anchor_attention_decode.cpp), or the general one here: the node's shapes, layout and
+// attributes as constants ahead of kernels/attention.cuh (one warp per query row).
 #include "codegen/cuda/anchor_attention.h"
 
 #include <algorithm>
@@ -178,6 +179,7 @@ CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const s
                                        const CudaEmitOptions& options) {
   const AttentionNode a = read_attention_node(node, g);
   if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);
+  if (decode_attention_fits(a, options)) return emit_decode_attention_kernel(node, g, a, name);
   return emit_row_attention_kernel(node, g, a, name);
 }
 

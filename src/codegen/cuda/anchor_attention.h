@@ -1,6 +1,7 @@
-// The Attention node as both CUDA attention kernels read it (anchor_attention.cpp: one warp per
+// The Attention node as the CUDA attention kernels read it (anchor_attention.cpp: one warp per
 // query row, any head size and dtype; anchor_attention_mma.cpp: tensor cores, f16/bf16 with
-// head sizes 16-128): its dims, layout and attributes, and the constants they share.
+// head sizes 16-128; anchor_attention_decode.cpp: a few query rows against many keys, split
+// across the keys): its dims, layout and attributes, and the constants they share.
 #pragma once
 
 #include <array>
@@ -50,5 +51,17 @@ bool mma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
 // 64 KiB: the executor opts in above 48 KiB).
 CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name, const CudaEmitOptions& options);
+
+// Whether the split-KV decode kernel takes the node: at most kDecodeAttentionMaxQueries query
+// rows, at least kDecodeAttentionMinKeys keys, not is_causal, one head size of 8 times a power
+// of two up to 256, at most 8 query rows per key/value head (query heads per key/value head x
+// query rows) and 1024 such rows x head size, sm_90 or later (thread-block clusters), and
+// options.split_kv_attention.
+constexpr int64_t kDecodeAttentionMaxQueries = 4;
+constexpr int64_t kDecodeAttentionMinKeys = 256;
+bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
+
+CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
+                                              const std::string& name);
 
 }  // namespace gf::codegen

@@ -104,8 +104,9 @@ CudaKernelSource AnchorWriter::finish(std::string_view body, std::string_view fu
       << embedded::anchor_common_cuh << "\n// Node constants.\n"
       << constants_.str() << "\n"
       << body << "\n"
-      << "extern \"C\" __global__ void __launch_bounds__(" << launch.block << ") " << name_
-      << "(void* const* buffers) {\n  gf_grid_dependency_sync();\n  " << function
+      << "extern \"C\" __global__ void __launch_bounds__(" << launch.block << ") "
+      << (cluster_blocks_ > 1 ? "__cluster_dims__(" + std::to_string(cluster_blocks_) + ", 1, 1) " : "")
+      << name_ << "(void* const* buffers) {\n  gf_grid_dependency_sync();\n  " << function
       << "(buffers);\n}\n";
   src.source = out.str();
   src.waits_for_prior_grids = true;

@@ -43,6 +43,10 @@ class AnchorWriter {
                     const std::string& store = "gf_store");
   void typedef_storage(DType t, const std::string& type);
 
+  // The entry point runs in thread-block clusters of `blocks` blocks (__cluster_dims__, sm_90);
+  // the grid must be a multiple of it.
+  void cluster_blocks(int blocks) { cluster_blocks_ = blocks; }
+
   // `body` is the embedded .cuh; `function` the device function in it that the entry point
   // calls with `buffers`.
   CudaKernelSource finish(std::string_view body, std::string_view function, LaunchConfig launch);
@@ -50,6 +54,7 @@ class AnchorWriter {
  private:
   std::string name_;
   std::ostringstream header_, constants_;
+  int cluster_blocks_ = 1;
 };
 
 }  // namespace gf::codegen::anchor

@@ -83,6 +83,10 @@ struct CudaEmitOptions {
   bool tensor_core_attention = true;
   // 16-row groups per warp of that kernel (1 or 2); 0: chosen from the shapes and sm_count.
   int attention_row_groups = 0;
+  // Decode-shaped attention (few queries, many keys) split across the keys in thread-block
+  // clusters where the node fits (anchor_attention.h); opt-in: off, such nodes take the
+  // one-warp-per-row kernel.
+  bool split_kv_attention = false;
 };
 
 struct LaunchConfig {
