@@ -90,7 +90,7 @@ inline std::vector<Tensor> qkv4(int64_t b, int64_t hq, int64_t hkv, int64_t sq, 
           anchor_data({b, hkv, skv, dv}, seed + 2, t)};
 }
 
-inline std::vector<AnchorCase> attention_cases() {
+inline std::vector<AnchorCase> make_attention_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
   auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
@@ -153,11 +153,17 @@ inline std::vector<AnchorCase> attention_cases() {
   return cases;
 }
 
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& attention_cases() {
+  static const std::vector<AnchorCase> cases = make_attention_cases();
+  return cases;
+}
+
 // Cases of the tensor-core kernel (f16/bf16, head sizes 16-128, at least 8 query rows): query
 // rows not a multiple of its 64-row blocks, keys not a multiple of its 64-key tiles, every head
 // size, both formats, masks of each kind, causal with more queries than keys, and the
 // smallest query count it takes.
-inline std::vector<AnchorCase> mma_attention_cases() {
+inline std::vector<AnchorCase> make_mma_attention_cases() {
   std::vector<AnchorCase> cases;
   const DType f16 = DType::kF16, bf16 = DType::kBF16;
   auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
@@ -197,11 +203,17 @@ inline std::vector<AnchorCase> mma_attention_cases() {
   return cases;
 }
 
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& mma_attention_cases() {
+  static const std::vector<AnchorCase> cases = make_mma_attention_cases();
+  return cases;
+}
+
 // Cases of the split-KV decode kernel (at most 4 query rows, at least 256 keys, not causal, head
 // sizes 8 x 2^n up to 256, at most 8 query rows per key/value head): keys not a multiple of the
 // cluster's 8 slices, every dtype, grouped heads with several query rows, masks of each kind
 // (one batch with no visible key), softcap and scale, the packed layout, the smallest head.
-inline std::vector<AnchorCase> decode_attention_cases() {
+inline std::vector<AnchorCase> make_decode_attention_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
   auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
@@ -233,7 +245,13 @@ inline std::vector<AnchorCase> decode_attention_cases() {
   return cases;
 }
 
-inline std::vector<AnchorCase> pool_cases() {
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& decode_attention_cases() {
+  static const std::vector<AnchorCase> cases = make_decode_attention_cases();
+  return cases;
+}
+
+inline std::vector<AnchorCase> make_pool_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
   auto add = [&](std::string name, Op op, Tensor x, Attributes a, DType t) {
@@ -274,7 +292,13 @@ inline std::vector<AnchorCase> pool_cases() {
   return cases;
 }
 
-inline std::vector<AnchorCase> conv_cases() {
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& pool_cases() {
+  static const std::vector<AnchorCase> cases = make_pool_cases();
+  return cases;
+}
+
+inline std::vector<AnchorCase> make_conv_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
   auto add = [&](std::string name, std::vector<Tensor> in, Attributes a, DType t) {
@@ -310,11 +334,23 @@ inline std::vector<AnchorCase> conv_cases() {
   return cases;
 }
 
-inline std::vector<AnchorCase> all_anchor_cases() {
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& conv_cases() {
+  static const std::vector<AnchorCase> cases = make_conv_cases();
+  return cases;
+}
+
+inline std::vector<AnchorCase> make_all_anchor_cases() {
   std::vector<AnchorCase> all = attention_cases();
   for (auto* more : {&mma_attention_cases, &decode_attention_cases, &pool_cases, &conv_cases})
-    for (AnchorCase& c : more()) all.push_back(std::move(c));
+    for (const AnchorCase& c : more()) all.push_back(c);
   return all;
+}
+
+// Built once per process: the test-name generators ask for them once per case.
+inline const std::vector<AnchorCase>& all_anchor_cases() {
+  static const std::vector<AnchorCase> cases = make_all_anchor_cases();
+  return cases;
 }
 
 }  // namespace gf::testing
