@@ -25,7 +25,7 @@ constexpr int kLanesPerKey = (int)kD / 8;           // lanes per team: 8 dims ea
 constexpr int kTeamsPerWarp = 32 / kLanesPerKey;
 constexpr int kTeams = kTeamsPerWarp * (int)kWarps;  // teams per block
 constexpr int kDecodeRows = (int)kRows;
-constexpr int kUnroll = 4;  // keys per team in flight
+constexpr int kUnroll = 4;  // keys per team in flight, and per online-softmax update
 constexpr int64_t kHkv = kHq / (kGroup > 0 ? kGroup : 1);
 constexpr float kDecodeLog2e = 1.4426950408889634f;
 constexpr float kDecodeSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
@@ -103,7 +103,6 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int team_lane = lane % kLanesPerKey;  // this lane's dims: 8 * team_lane ...
-  const int team = warp * kTeamsPerWarp + lane / kLanesPerKey;
   const uint32_t rank = gf_cluster_rank();
   const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
@@ -141,47 +140,65 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
   const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH + d0;
   const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH + d0;
 
-  for (int64_t j0 = first + team; j0 < end; j0 += (int64_t)kTeams * kUnroll) {
+  // The loop's bound is per warp, not per team: every lane of a warp takes part in the shuffles
+  // of each pass (keys past the slice get weight 0).
+  const int64_t warp_first = first + (int64_t)warp * kTeamsPerWarp;
+  const int64_t team_offset = lane / kLanesPerKey;
+  for (int64_t base = warp_first; base < end; base += (int64_t)kTeams * kUnroll) {
     float kf[kUnroll][8], vf[kUnroll][8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {  // every load first: kUnroll keys in flight
-      const int64_t j = j0 + (int64_t)u * kTeams;
+      const int64_t j = base + team_offset + (int64_t)u * kTeams;
       const int64_t jc = j < end ? j : first;  // a key that exists; its weight is forced to 0
       gf_decode_load8(kf[u], k_head + jc * kKStrideS, aligned);
       gf_decode_load8(vf[u], v_head + jc * kVStrideS, aligned);
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int64_t j = j0 + (int64_t)u * kTeams;
+    for (int r = 0; r < kDecodeRows; ++r) {
+      // The scores of the kUnroll keys, then one online update for all of them.
+      float s[kUnroll];
 #pragma unroll
-      for (int r = 0; r < kDecodeRows; ++r) {
-        float s = 0.0f;
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t j = base + team_offset + (int64_t)u * kTeams;
+        float dot = 0.0f;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) s += qf[r][e] * kf[u][e];
+        for (int e = 0; e < 8; ++e) dot += qf[r][e] * kf[u][e];
 #pragma unroll
-        for (int off = kLanesPerKey / 2; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+        for (int off = kLanesPerKey / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
         if constexpr (kSoftcap > 0.0f) {
-          s = s * kScale;
-          s = kSoftcap * tanhf(s / kDecodeSoftcapDivisor);
+          dot = dot * kScale;
+          dot = kSoftcap * tanhf(dot / kDecodeSoftcapDivisor);
         }
         if (j >= end) {
-          s = gf_neg_inf();
+          dot = gf_neg_inf();
         } else if constexpr (kHasMask) {
           const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
           const float bias = gf_attention_mask_bias(mask, b, h, i, j);
-          s = kSoftcap > 0.0f ? s + bias : s + bias * kDecodeLog2e;
+          dot = kSoftcap > 0.0f ? dot + bias : dot + bias * kDecodeLog2e;
         }
-        if constexpr (kSoftcap > 0.0f) s = s * kDecodeLog2e;
-        // Online update of this team's row r with one key.
-        const float mx = fmaxf(m[r], s);
-        // Nothing visible yet: the state stays empty (a NaN score goes on, and makes the row NaN).
-        if (mx == gf_neg_inf() && s == s) continue;
-        const float rescale = exp2f(m[r] - mx);
-        const float p = exp2f(s - mx);
-        m[r] = mx;
-        l[r] = l[r] * rescale + p;
+        if constexpr (kSoftcap > 0.0f) dot = dot * kDecodeLog2e;
+        s[u] = dot;
+      }
+      float mx = m[r];
+      bool any_nan = false;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) acc[r][e] = acc[r][e] * rescale + p * vf[u][e];
+      for (int u = 0; u < kUnroll; ++u) {
+        mx = fmaxf(mx, s[u]);
+        any_nan = any_nan || s[u] != s[u];
+      }
+      // Nothing visible yet: the state stays empty (a NaN score goes on, and makes the row NaN).
+      if (mx == gf_neg_inf() && !any_nan) continue;
+      const float rescale = exp2f(m[r] - mx);
+      m[r] = mx;
+      l[r] *= rescale;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[r][e] *= rescale;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float p = exp2f(s[u] - mx);
+        l[r] += p;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[r][e] += p * vf[u][e];
       }
     }
   }
