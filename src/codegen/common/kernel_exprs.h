@@ -70,6 +70,9 @@ class KernelExprWriter {
   std::string store_statement(const fusion::Store& store) const;
   // The value of a store converted to the buffer's storage type.
   std::string store_value(const fusion::Store& store) const;
+  // Whether the 16-bit-typed expression `id` holds a value its format represents exactly (a load,
+  // a cast or constant, a per-op-rounded result), so storing it needs no rounding.
+  bool holds_exact_16bit(fusion::ExprId id) const;
 
   // A reduction's identity in its accumulator type, and `a` combined with `b` (each argument
   // appears once in the result): wrapping for integers, NaN-propagating for max/min.
