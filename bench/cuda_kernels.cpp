@@ -39,6 +39,7 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 
 struct Result {
   std::string name, dtype, shape;
+  bool round_16bit = true;  // each 16-bit op's result rounded (false: f32 between the ops)
   int64_t bytes = 0;
   double us = 0, gbps = 0, memcpy_gbps = 0;
   codegen::CudaKernelSource src;
@@ -67,7 +68,7 @@ class Bench {
   }
 
   // Plans `g`, which must fuse into one kernel, and times that kernel.
-  Result run(const std::string& name, const Graph& g) {
+  Result run(const std::string& name, const Graph& g, bool round_16bit = true) {
     const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
     const fusion::Group* group = nullptr;
     for (const fusion::Group& grp : plan.groups) {
@@ -81,8 +82,10 @@ class Bench {
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
     options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
+    options.round_16bit_intermediates = round_16bit;
     Result r;
     r.name = name;
+    r.round_16bit = round_16bit;
     r.src = codegen::emit_cuda_kernel(k, g, options);
     const codegen::CubinPtr cubin =
         compiler_.compile(r.src.source, info_.compute_major * 10 + info_.compute_minor);
@@ -269,6 +272,9 @@ int bench_main(int argc, char** argv) {
     for (int ops : {3, 8}) {
       for (int64_t bytes : sizes) {
         results.push_back(bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes)));
+        // bf16 also with f32 between the ops (SessionOptions::round_16bit_intermediates = false).
+        if (t == DType::kBF16)
+          results.push_back(bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes), false));
       }
     }
   }
@@ -300,12 +306,14 @@ int bench_main(int argc, char** argv) {
   j["memcpy_gbps_256MiB"] = bench.memcpy_gbps(256 * kMiB);
   for (const Result& r : results) {
     const double pct = 100.0 * r.gbps / r.memcpy_gbps;
-    std::printf("%-10s %-5s %-14s %10.1f %9.0f %7.1f%%  %s%s, vec %d, %d-bit\n", r.name.c_str(),
+    const std::string shown = r.name + (r.round_16bit ? "" : "-f32");
+    std::printf("%-10s %-5s %-14s %10.1f %9.0f %7.1f%%  %s%s, vec %d, %d-bit\n", shown.c_str(),
                 r.dtype.c_str(), r.shape.c_str(), r.us, r.gbps, pct,
                 std::string(codegen::cuda_schedule_name(r.src.schedule)).c_str(),
                 r.src.persistent_rows ? " (registers)" : "", r.src.vector_width,
                 r.src.index32 ? 32 : 64);
     j["results"].push_back({{"name", r.name},
+                            {"intermediates", r.round_16bit ? "rounded" : "f32"},
                             {"dtype", r.dtype},
                             {"shape", r.shape},
                             {"bytes", r.bytes},

@@ -183,7 +183,8 @@ def main():
     for r in rows:
         comp = f"{r['compile_us']:10.1f}" if r["compile_us"] else f"{'-':>10}"
         vs_comp = f"{r['vs_compile']:9.2f}" if r["vs_compile"] else f"{'-':>9}"
-        print(f"{r['name']:<10} {r['dtype']:<5} {r['shape']:<14} {r['us']:9.1f} {r['pct_memcpy']:7.1f}% "
+        shown = r["name"] + ("-f32" if r.get("intermediates") == "f32" else "")
+        print(f"{shown:<10} {r['dtype']:<5} {r['shape']:<14} {r['us']:9.1f} {r['pct_memcpy']:7.1f}% "
               f"{r['eager_us']:9.1f} {comp} {r['vs_eager']:8.2f} {vs_comp}")
     gemm_rows = gemm_table(torch, ours.get("gemm_results", []), args)
     table_path = os.path.join(args.out, "cuda_vs_torch.json")

@@ -58,6 +58,12 @@ struct SessionOptions {
   bool programmatic_launch = true;
   // CUDA: which decode-shaped products run as skinny GEMM kernels (see SkinnyGemm).
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
+  // CUDA: a generated kernel rounds the result of every f16/bf16 op to its format, as the graph
+  // says and the reference interpreter does. false keeps f32 between the ops of one kernel and
+  // rounds only what it stores (as torch.compile does): a long chain of 16-bit ops runs at the
+  // memory's speed instead of the conversions', and each output is as close to the exact value
+  // or closer, but not bit-equal to the per-op result. The CPU ignores it.
+  bool round_16bit_intermediates = true;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};

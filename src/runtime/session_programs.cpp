@@ -76,6 +76,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda_options.programmatic_launch = options.programmatic_launch;
   if (resources) cuda_options.device_memory = resources->device_memory;
   cuda_options.skinny_gemm = options.skinny_gemm;
+  cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
 #else

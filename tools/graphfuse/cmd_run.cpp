@@ -23,6 +23,7 @@ struct RunOptions {
               skinny_gemm = "auto";
   std::vector<std::string> disabled_passes;
   std::string programmatic_launch = "on";
+  std::string intermediates = "rounded";
   int iterations = 10;
 };
 
@@ -121,6 +122,10 @@ int run_model(const RunOptions& o) {
                 "--skinny-gemm must be auto, always or off, not '" + o.skinny_gemm + "'");
   }
   session_options.skinny_gemm = *skinny_gemm;
+  if (o.intermediates != "rounded" && o.intermediates != "f32") {
+    throw Error(ErrorCode::kInvalidArgument, "--intermediates must be rounded or f32, not '" + o.intermediates + "'");
+  }
+  session_options.round_16bit_intermediates = o.intermediates == "rounded";
   Session session(std::move(graph), session_options);
   std::map<std::string, Tensor> outputs = session.run_named(inputs);  // warm-up, also checks inputs
   std::vector<double> times_us;
@@ -200,6 +205,10 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--skinny-gemm", o->skinny_gemm,
                   "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
                   "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
+      ->capture_default_str();
+  sub->add_option("--intermediates", o->intermediates,
+                  "rounded: a generated kernel rounds each f16/bf16 op's result, as the graph says; f32: "
+                  "keeps f32 between the ops of a kernel, rounding only what it stores (cuda)")
       ->capture_default_str();
   sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
       ->capture_default_str();

@@ -63,6 +63,8 @@ struct CudaProgramOptions {
   // dependent launch, sm_90 and later), hiding most of the gap between dependent kernels; our
   // kernels wait for their inputs inside (gf_grid_dependency_sync). Off: plain edges.
   bool programmatic_launch = true;
+  // Generated kernels round each f16/bf16 op's result (SessionOptions::round_16bit_intermediates).
+  bool round_16bit_intermediates = true;
 };
 
 struct CudaProgramStats {

@@ -49,10 +49,11 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              int compute_capability, SkinnyGemm skinny_gemm)
+              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates)
       : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
+    emit_options_.round_16bit_intermediates = round_16bit_intermediates;
   }
 
   void build() {
@@ -288,8 +289,9 @@ class StepBuilder {
 }  // namespace
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count, int compute_capability, SkinnyGemm skinny_gemm) {
-  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm).build();
+                      int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
+                      bool round_16bit_intermediates) {
+  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates).build();
 }
 
 }  // namespace gf::cuda

@@ -1,0 +1,88 @@
+// SessionOptions::round_16bit_intermediates on the GPU (label gpu): a bf16 chain of scale, shift
+// and sign ops, which fuses into one kernel. Rounded (the default), every op's result is rounded
+// to bf16 as the reference interpreter does, bit for bit. With f32 intermediates only the stored
+// result is rounded: checked against the chain computed exactly in double from the same bf16
+// inputs, where it must be as close as the per-op result or closer, and differ from it somewhere
+// (else the option did nothing).
+#ifdef GF_HAVE_CUDA
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "graphfuse/builder.h"
+#include "graphfuse/session.h"
+#include "gpu_test_util.h"
+#include "runtime/cpu/reference/interpreter.h"
+
+namespace gf {
+namespace {
+
+class Cuda16BitIntermediates : public testing::CudaDeviceTest {};
+
+// y = neg(abs(relu(x * 0.3 + 0.7) * 1.9 - 1.1) * 0.45 + 0.2): steps that each round in bf16.
+constexpr float kScale1 = 0.3f, kShift1 = 0.7f, kScale2 = 1.9f, kShift2 = -1.1f, kScale3 = 0.45f,
+                kShift3 = 0.2f;
+
+Graph chain(const Shape& shape) {
+  GraphBuilder b("bf16_chain");
+  const DType t = DType::kBF16;
+  ValueId v = b.input("x", t, shape);
+  v = b.add(b.mul(v, b.constant_scalar(kScale1, t)), b.constant_scalar(kShift1, t));
+  v = b.unary(Op::kRelu, v);
+  v = b.add(b.mul(v, b.constant_scalar(kScale2, t)), b.constant_scalar(kShift2, t));
+  v = b.unary(Op::kAbs, v);
+  v = b.add(b.mul(v, b.constant_scalar(kScale3, t)), b.constant_scalar(kShift3, t));
+  b.output(b.unary(Op::kNeg, v), "y");
+  return b.build();
+}
+
+// The chain in double from one input, with the constants as bf16 holds them.
+double exact_chain(double x) {
+  const auto c = [](float f) { return static_cast<double>(static_cast<float>(BFloat16(f))); };
+  double v = x * c(kScale1) + c(kShift1);
+  v = std::max(v, 0.0);
+  v = std::fabs(v * c(kScale2) + c(kShift2));
+  return -(v * c(kScale3) + c(kShift3));
+}
+
+TEST_F(Cuda16BitIntermediates, RoundedIsTheReferenceBitForBitAndF32IsCloserToTheExactChain) {
+  const Shape shape{37, 131};  // odd sizes: vector bodies and scalar tails
+  const Graph g = chain(shape);
+  Tensor x(DType::kBF16, {37, 131});
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<BFloat16>()[i] = BFloat16(dist(rng));
+
+  SessionOptions rounded{Device::kCuda};
+  SessionOptions f32 = rounded;
+  f32.round_16bit_intermediates = false;
+  Session rounded_session(g, rounded), f32_session(g, f32);
+  const Tensor per_op = rounded_session.run({x})[0];
+  const Tensor once = f32_session.run({x})[0];
+  EXPECT_EQ(f32_session.stats().fused_kernels, 1);
+
+  const Tensor want = ref::run_graph(g, std::vector<Tensor>{x})[0];
+  ASSERT_EQ(per_op.nbytes(), want.nbytes());
+  EXPECT_EQ(std::memcmp(per_op.raw(), want.raw(), want.nbytes()), 0);
+
+  double err_per_op = 0, err_once = 0;
+  int64_t differ = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double exact = exact_chain(static_cast<float>(x.data<BFloat16>()[i]));
+    const double a = static_cast<float>(per_op.data<BFloat16>()[i]);
+    const double b = static_cast<float>(once.data<BFloat16>()[i]);
+    err_per_op += std::fabs(a - exact);
+    err_once += std::fabs(b - exact);
+    // Rounded once, from f32 intermediates: within one bf16 step (2^-7 relative) of exact.
+    EXPECT_LE(std::fabs(b - exact), std::ldexp(std::fabs(exact), -7) + 1e-30) << "element " << i;
+    differ += per_op.data<BFloat16>()[i].bits != once.data<BFloat16>()[i].bits;
+  }
+  EXPECT_GT(differ, 0);
+  EXPECT_LT(err_once, err_per_op);
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
