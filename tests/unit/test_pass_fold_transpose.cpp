@@ -60,6 +60,44 @@ TEST(PassFoldTranspose, ConstantWeightOfMatMulIsTransposedInPlace) {
   testing::expect_same_results(original, g);
 }
 
+TEST(PassFoldTranspose, TransposedMatrixWeightOfMatMulBecomesGemmTransBOverItsStorage) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, {2, 3, 4});
+  ValueId x2 = b.input("x2", DType::kF32, {3, 4});
+  ValueId w = b.constant("w", random_tensor(DType::kF32, {5, 4}, 5));  // [n, k], as an embedding
+  const ValueId wt = b.transpose(w, {1, 0});
+  b.output(b.matmul(x, wt));   // [2, 3, 5]: rows folded into a 2-D Gemm
+  b.output(b.matmul(x2, wt));  // [3, 5]: a Gemm as it is
+  b.output(b.op1(Op::kGather, {w, b.constant("ids", Tensor::scalar<int64_t>(2))}, {{"axis", int64_t{0}}}));
+  Graph g = b.build();
+  const Graph original = g;
+  EXPECT_EQ(fold_transposes(g), 2);
+  EXPECT_EQ(count_ops(g, Op::kTranspose), 0);
+  EXPECT_EQ(count_ops(g, Op::kMatMul), 0);
+  EXPECT_EQ(count_ops(g, Op::kGemm), 2);
+  EXPECT_EQ(gemm_flag(g, "transB"), 1);
+  // No transposed copy: the only 20-element constant is the weight, read by both and the Gather.
+  int weight_sized = 0;
+  for (size_t i = 0; i < g.num_values(); ++i) {
+    const Value& v = g.value(static_cast<ValueId>(i));
+    weight_sized += v.is_constant() && v.constant.numel() == 20;
+  }
+  EXPECT_EQ(weight_sized, 1);
+  testing::expect_same_results(original, g);
+}
+
+TEST(PassFoldTranspose, MatMulOverATransposedWeightWithDynamicRowsFoldsTheConstant) {
+  GraphBuilder b;
+  ValueId x = b.input("x", DType::kF32, Shape{Dim("batch"), Dim(4)});
+  ValueId w = b.constant("w", random_tensor(DType::kF32, {5, 4}, 6));
+  b.output(b.matmul(x, b.transpose(w, {1, 0})));
+  Graph g = b.build();
+  EXPECT_EQ(fold_transposes(g), 1);
+  EXPECT_EQ(count_ops(g, Op::kMatMul), 1);  // no static rows to fold: the constant is transposed
+  EXPECT_EQ(count_ops(g, Op::kTranspose), 0);
+  EXPECT_EQ(g.find_value("w"), kNoValue);
+}
+
 TEST(PassFoldTranspose, RunTimeTransposesIntoMatMulAndIdentityPermsStay) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, {3, 4});
