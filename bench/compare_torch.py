@@ -452,6 +452,7 @@ def run_graphfuse(torch, args, row, work, state, export_module, inputs_cpu, name
                              os.path.join(work, "gf.warm"), cache, args.timeout)
     gf["compile_s_warm"] = warm.get("compile_s")
     gf["kernel_cache_warm"] = warm.get("kernel_cache")
+    gf["compile_seconds_warm"] = (warm.get("stats") or {}).get("compile_seconds")
     if warm.get("error"):
         gf["warm_error"] = warm["error"]
 

@@ -195,7 +195,8 @@ json stats_json(const SessionStats& st) {
   j["programmatic_edges"] = st.programmatic_edges;
   const CompileSeconds& c = st.compile_seconds;
   j["compile_seconds"] = {{"passes", c.passes}, {"steps", c.steps},   {"kernels", c.kernels},
-                          {"memory", c.memory}, {"graph", c.graph},   {"total", c.total}};
+                          {"memory", c.memory}, {"weights", c.weights}, {"graph", c.graph},
+                          {"total", c.total}};
   j["fused_kernels"] = st.fused_kernels;
   j["library_calls"] = st.library_calls;
   j["host_steps"] = st.reference_steps;

@@ -30,9 +30,9 @@ struct RunOptions {
 std::string compile_seconds_json(const CompileSeconds& c) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"graph\": %.6f, "
-                "\"total\": %.6f}",
-                c.passes, c.steps, c.kernels, c.memory, c.graph, c.total);
+                "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"weights\": %.6f, "
+                "\"graph\": %.6f, \"total\": %.6f}",
+                c.passes, c.steps, c.kernels, c.memory, c.weights, c.graph, c.total);
   return buf;
 }
 

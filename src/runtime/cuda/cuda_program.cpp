@@ -146,7 +146,9 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     const ValueId root = st.storage_of[static_cast<size_t>(v)];
     if (graph_.value(root).is_constant()) weights.push_back(root);
   }
+  const auto weights_start = Clock::now();
   st.weights = DeviceWeights(graph_, weights, device);
+  seconds.weights = std::chrono::duration<double>(Clock::now() - weights_start).count();
   st.workspace = device.allocate(workspace, "the library workspace of " + what);
 
   // Every kernel's pointer table, filled once: no address changes between runs. Private
