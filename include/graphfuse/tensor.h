@@ -23,6 +23,9 @@ class Tensor {
   Tensor() = default;  // empty: no dtype storage, defined() is false
   // Allocates zero-filled storage.
   Tensor(DType dtype, std::vector<int64_t> dims);
+  // Allocates storage left as it comes, for a producer that writes every element before anything
+  // reads one (a transpose of a large weight: no zero-fill pass over its bytes first).
+  static Tensor unfilled(DType dtype, std::vector<int64_t> dims);
 
   // Wraps existing bytes without copying; `owner` keeps them alive. The bytes must hold
   // numel * dtype_size bytes and must not be written through this tensor if they are read-only.
@@ -75,6 +78,7 @@ class Tensor {
 
  private:
   void check_type(DType requested) const;
+  void allocate(bool zero);
 
   DType dtype_ = DType::kF32;
   std::vector<int64_t> dims_;

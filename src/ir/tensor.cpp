@@ -33,6 +33,20 @@ std::string dims_string(const std::vector<int64_t>& dims) {
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> dims)
     : dtype_(dtype), dims_(std::move(dims)), numel_(checked_numel(dims_)), defined_(true) {
+  allocate(true);
+}
+
+Tensor Tensor::unfilled(DType dtype, std::vector<int64_t> dims) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = checked_numel(t.dims_);
+  t.defined_ = true;
+  t.allocate(false);
+  return t;
+}
+
+void Tensor::allocate(bool zero) {
   const size_t bytes = nbytes();
   if (bytes / dtype_size(dtype_) != static_cast<size_t>(numel_)) {
     throw Error(ErrorCode::kOutOfMemory, "tensor " + type_string() + " is too large");
@@ -43,7 +57,7 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> dims)
     throw Error(ErrorCode::kOutOfMemory,
                 "cannot allocate " + std::to_string(bytes) + " bytes for tensor " + type_string());
   }
-  std::memset(p, 0, bytes);
+  if (zero) std::memset(p, 0, bytes);
   owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
   data_ = p;
 }

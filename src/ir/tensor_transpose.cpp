@@ -1,10 +1,7 @@
 #include "ir/tensor_transpose.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <string>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -107,18 +104,6 @@ void transpose_tiles(const T* in, T* out, int64_t batches, int64_t rows, int64_t
   }
 }
 
-// Storage for a result whose every element is then written: no zero fill first, which for a
-// large weight is a pass over its bytes of its own (and first touches its pages on one thread).
-Tensor unfilled_tensor(DType dtype, std::vector<int64_t> dims) {
-  size_t bytes = dtype_size(dtype);
-  for (int64_t d : dims) bytes *= static_cast<size_t>(d);  // dims of a tensor that exists
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-  if (p == nullptr) {
-    throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes for a transpose");
-  }
-  return Tensor::wrap(dtype, std::move(dims), std::shared_ptr<void>(p, std::free), p);
-}
-
 void transpose_batched(const Tensor& in, Tensor& out, int64_t batches, int64_t rows, int64_t cols) {
   switch (dtype_size(in.dtype())) {
     case 1:
@@ -164,7 +149,7 @@ Tensor transpose_tensor(const Tensor& in, const std::vector<int64_t>& perm) {
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * dims[i];
   for (size_t i = 0; i < rank; ++i) out_dims[i] = dims[static_cast<size_t>(perm[i])];
   if (in.numel() == 0) return Tensor(in.dtype(), out_dims);
-  Tensor out = unfilled_tensor(in.dtype(), out_dims);
+  Tensor out = Tensor::unfilled(in.dtype(), out_dims);  // every element is written below
   if (swaps_last_two(perm)) {
     const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
     transpose_batched(in, out, in.numel() / (rows * cols), rows, cols);

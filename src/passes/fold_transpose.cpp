@@ -36,9 +36,8 @@ int fold_into_gemm(Graph& g, Node& gemm) {
 
 // A 1-D int64 constant holding `dims` (a Reshape's target shape).
 ValueId shape_constant(Graph& g, const std::string& base, const std::vector<int64_t>& dims) {
-  Tensor t(DType::kI64, {static_cast<int64_t>(dims.size())});
-  for (size_t i = 0; i < dims.size(); ++i) t.data<int64_t>()[i] = dims[i];
-  return g.add_constant(g.unique_value_name(base), std::move(t));
+  return g.add_constant(g.unique_value_name(base),
+                        Tensor::from_vector<int64_t>({static_cast<int64_t>(dims.size())}, dims));
 }
 
 // MatMul(A, Transpose(W)) with W a 2-D constant [n, k] and A of static shape [..., k]: becomes

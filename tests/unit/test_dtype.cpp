@@ -76,6 +76,22 @@ TEST(Tensor, RejectsNegativeAndOverflowingDims) {
                         ErrorCode::kInvalidArgument, {"overflows"});
 }
 
+TEST(Tensor, UnfilledHasTheShapeAlignmentAndChecksOfAZeroFilledOne) {
+  Tensor t = Tensor::unfilled(DType::kF16, {3, 5});
+  EXPECT_TRUE(t.defined());
+  EXPECT_EQ(t.dims(), (std::vector<int64_t>{3, 5}));
+  EXPECT_EQ(t.nbytes(), 30u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw()) % 64, 0u);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<Half>()[i] = Half(static_cast<float>(i));
+  EXPECT_EQ(static_cast<float>(t.data<Half>()[14]), 14.0f);
+  testing::expect_error([] { Tensor::unfilled(DType::kF32, {2, -1}); }, ErrorCode::kInvalidArgument,
+                        {"negative dimension"});
+  testing::expect_error([] { Tensor::unfilled(DType::kF32, {1LL << 40, 1LL << 40}); },
+                        ErrorCode::kInvalidArgument, {"overflows"});
+  testing::expect_error([] { Tensor::unfilled(DType::kF64, {int64_t{1} << 61}); }, ErrorCode::kOutOfMemory,
+                        {"too large"});
+}
+
 TEST(Tensor, WrongTypedAccessIsAnError) {
   Tensor t(DType::kF32, {2});
   EXPECT_THROW(t.data<int64_t>(), Error);
