@@ -3,9 +3,11 @@
 // to bf16 as the reference interpreter does, bit for bit. With f32 intermediates only the stored
 // result is rounded: checked against the chain computed exactly in double from the same bf16
 // inputs, where it must be as close as the per-op result or closer, and differ from it somewhere
-// (else the option did nothing).
+// (else the option did nothing). A second chain checks the approximations that f32 intermediates
+// allow (division, sigmoid) against the exact result rounded once.
 #ifdef GF_HAVE_CUDA
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -80,6 +82,78 @@ TEST_F(Cuda16BitIntermediates, RoundedIsTheReferenceBitForBitAndF32IsCloserToThe
   }
   EXPECT_GT(differ, 0);
   EXPECT_LT(err_once, err_per_op);
+}
+
+// y = sigmoid(-|x * s|) / (relu(x) + s): with f32 intermediates the division and the sigmoid
+// take the device's approximations (Target::approx_divide, approx_sigmoid). Each result must
+// still be the exact value (in double, from the same 16-bit inputs) rounded once: within half a
+// step of its 16-bit format, plus 2^-16 of its size for the approximations. Rounded per op, it
+// must stay within two steps of the reference interpreter's result.
+Graph activation_chain(DType t, const Shape& shape, float s) {
+  GraphBuilder b("activation_chain");
+  const ValueId x = b.input("x", t, shape);
+  const ValueId c = b.constant_scalar(s, t);
+  const ValueId e = b.unary(Op::kSigmoid, b.unary(Op::kNeg, b.unary(Op::kAbs, b.mul(x, c))));
+  b.output(b.binary(Op::kDiv, e, b.add(b.unary(Op::kRelu, x), c)), "y");
+  return b.build();
+}
+
+// The distance between neighbours of the 16-bit format (8 or 11 significant bits) at |v|.
+double step_16bit(DType t, double v) {
+  const int digits = t == DType::kBF16 ? 8 : 11;
+  const int min_exp = t == DType::kBF16 ? -126 : -14;
+  int e = 0;
+  std::frexp(std::fabs(v), &e);  // |v| in [2^(e-1), 2^e)
+  return std::ldexp(1.0, std::max(e - 1, min_exp) - (digits - 1));
+}
+
+double to_double(DType t, const Tensor& x, int64_t i) {
+  return t == DType::kBF16 ? static_cast<float>(x.data<BFloat16>()[i])
+                           : static_cast<float>(x.data<Half>()[i]);
+}
+
+TEST_F(Cuda16BitIntermediates, ApproximateDivisionAndSigmoidStayWithinTheFinalRounding) {
+  constexpr float kS = 1.7f;
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Shape shape{29, 173};
+    const Graph g = activation_chain(t, shape, kS);
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-9.0f, 9.0f);
+    Tensor x(t, {29, 173});
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      if (t == DType::kBF16)
+        x.data<BFloat16>()[i] = BFloat16(dist(rng));
+      else
+        x.data<Half>()[i] = Half(dist(rng));
+    }
+    SessionOptions rounded{Device::kCuda};
+    SessionOptions f32 = rounded;
+    f32.round_16bit_intermediates = false;
+    const Tensor once = Session(g, f32).run({x})[0];
+    const Tensor per_op = Session(g, rounded).run({x})[0];
+    const Tensor want = ref::run_graph(g, std::vector<Tensor>{x})[0];
+    const double s =
+        t == DType::kBF16 ? static_cast<float>(BFloat16(kS)) : static_cast<float>(Half(kS));
+    int64_t bad_once = 0, bad_per_op = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double xv = to_double(t, x, i);
+      const double exact = 1.0 / (1.0 + std::exp(std::fabs(xv * s))) / (std::max(xv, 0.0) + s);
+      const double got = to_double(t, once, i);
+      if (std::fabs(got - exact) > 0.5 * step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16)) {
+        if (++bad_once <= 5)
+          ADD_FAILURE() << "f32 intermediates, x=" << xv << ": " << got << " exact " << exact;
+      }
+      const double ref = to_double(t, want, i);
+      if (std::fabs(to_double(t, per_op, i) - ref) > 2 * step_16bit(t, ref)) {
+        if (++bad_per_op <= 5)
+          ADD_FAILURE() << "rounded, x=" << xv << ": " << to_double(t, per_op, i) << " reference "
+                        << ref;
+      }
+    }
+    EXPECT_EQ(bad_once, 0);
+    EXPECT_EQ(bad_per_op, 0);
+  }
 }
 
 }  // namespace

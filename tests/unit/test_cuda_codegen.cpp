@@ -292,6 +292,39 @@ TEST(CudaCodegen, SixteenBitValuesUseTheSharedBitManipulation) {
             std::string::npos);
 }
 
+TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheValue) {
+  // bf16: y = sigmoid(-|relu(x) * s|) / s. Relu, Abs and Neg of a bf16 value are bf16 values:
+  // no rounding; the product, the sigmoid and the quotient are rounded.
+  testing::KernelBuilder b("exact_ops");
+  const int x = b.buffer("x", DType::kBF16, {1000}, false);
+  const int y = b.buffer("y", DType::kBF16, {1000}, true);
+  b.k.outer_dims = {1000};
+  const auto i = b.outer(0);
+  const auto t = DType::kBF16;
+  const auto s = b.constant(t, 1.5);
+  const auto prod = b.op(Op::kMul, t, {b.op(Op::kRelu, t, {b.load(x, i)}), s});
+  const auto e = b.op(Op::kSigmoid, t, {b.op(Op::kNeg, t, {b.op(Op::kAbs, t, {prod})})});
+  b.store(y, i, b.op(Op::kDiv, t, {e, s}));
+  const std::string rounded = codegen::emit_cuda_kernel(b.k, Graph{}).source;
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(rounded, "gf_bf16_to_f32(gf_f32_to_bf16("), 3u) << rounded;
+  EXPECT_NE(rounded.find("gf_sigmoid("), std::string::npos);
+  EXPECT_EQ(rounded.find("gf_div_approx(t"), std::string::npos);  // only the prelude helper
+  // f32 intermediates: no rounding before the store, and the device's approximations.
+  codegen::CudaEmitOptions f32;
+  f32.round_16bit_intermediates = false;
+  const std::string approx = codegen::emit_cuda_kernel(b.k, Graph{}, f32).source;
+  EXPECT_EQ(count(approx, "gf_bf16_to_f32(gf_f32_to_bf16("), 0u);
+  EXPECT_EQ(count(approx, "gf_sigmoid_approx("), 2u);  // the helper and its call
+  EXPECT_NE(approx.find("gf_div_approx(t"), std::string::npos);
+  codegen::NvrtcCompiler compiler(options());
+  EXPECT_EQ(compiler.compile_all({rounded, approx}, kSm90).size(), 2u);
+}
+
 TEST(CudaCodegen, UnsupportedOpsAndMalformedKernelsAreErrors) {
   GraphBuilder gb("g");
   const ValueId a = gb.input("a", DType::kF32, Shape::from_static({2, 2}));

@@ -40,6 +40,7 @@ KernelExprWriter::KernelExprWriter(const fusion::FusedKernel& kernel, const Grap
                                    const Target& target, bool round_16bit_intermediates)
     : kernel_(kernel), graph_(graph), target_(target), round_16bit_(round_16bit_intermediates) {
   validate_and_analyse();
+  exact_16bit_.assign(kernel_.exprs.size(), -1);
 }
 
 void KernelExprWriter::malformed(const std::string& why) const {
@@ -203,9 +204,17 @@ std::string KernelExprWriter::op_value(const Expr& e) const {
   // compiler hoists out of the row's loop, times the dividend: one multiply per element where a
   // division costs about ten instructions, at one f32 rounding more (a relative 1.2e-7).
   const bool float_result = e.dtype == DType::kF32 || e.dtype == DType::kF16 || e.dtype == DType::kBF16;
-  if (e.op == Op::kDiv && float_result && e.args.size() == 2 && expr(e.args[1]).kind == ExprKind::kRowValue)
-    value = "(" + op.args[0] + " * (1.0f / " + op.args[1] + "))";
-  if (round_16bit_) value = emit_round_to(target_, e.dtype, value);
+  const bool by_row =
+      e.op == Op::kDiv && e.args.size() == 2 && expr(e.args[1]).kind == ExprKind::kRowValue;
+  if (by_row && float_result) value = "(" + op.args[0] + " * (1.0f / " + op.args[1] + "))";
+  // A 16-bit value kept in f32 until its store: the target's approximations, whose few-ulp f32
+  // error is far below that store's rounding.
+  const bool f32_for_16bit = !round_16bit_ && (e.dtype == DType::kF16 || e.dtype == DType::kBF16);
+  if (f32_for_16bit && !by_row && e.op == Op::kDiv && !target_.approx_divide.empty())
+    value = target_.approx_divide + "(" + op.args[0] + ", " + op.args[1] + ")";
+  if (f32_for_16bit && e.op == Op::kSigmoid && !target_.approx_sigmoid.empty())
+    value = target_.approx_sigmoid + "(" + op.args[0] + ")";
+  if (round_16bit_ && !exact_on_exact_args(e)) value = emit_round_to(target_, e.dtype, value);
   return value;
 }
 
@@ -277,11 +286,36 @@ void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots,
   }
 }
 
+bool KernelExprWriter::exact_on_exact_args(const Expr& e) const {
+  switch (e.op) {
+    case Op::kRelu:
+    case Op::kAbs:
+    case Op::kNeg:
+    case Op::kMax:
+    case Op::kMin:
+    case Op::kSign:
+    case Op::kFloor:
+    case Op::kCeil:
+    case Op::kRound:
+    case Op::kIdentity:
+      break;
+    default:
+      return false;
+  }
+  if (e.dtype != DType::kF16 && e.dtype != DType::kBF16) return false;
+  for (ExprId a : e.args)
+    if (expr(a).dtype != e.dtype || !holds_exact_16bit(a)) return false;
+  return true;
+}
+
 bool KernelExprWriter::holds_exact_16bit(ExprId id) const {
   const Expr& e = expr(id);
   switch (e.kind) {
-    case ExprKind::kOp:
-      return round_16bit_;
+    case ExprKind::kOp: {
+      auto& known = exact_16bit_[static_cast<size_t>(id)];
+      if (known < 0) known = round_16bit_ || exact_on_exact_args(e) ? 1 : 0;
+      return known == 1;
+    }
     case ExprKind::kLoad:
     case ExprKind::kConstant:
       return true;  // a 16-bit load, or a value rounded into the format

@@ -73,6 +73,10 @@ class KernelExprWriter {
   // Whether the 16-bit-typed expression `id` holds a value its format represents exactly (a load,
   // a cast or constant, a per-op-rounded result), so storing it needs no rounding.
   bool holds_exact_16bit(fusion::ExprId id) const;
+  // Whether op `e` gives a value its 16-bit format holds exactly whenever its args do (sign,
+  // magnitude and selection ops: Relu, Abs, Neg, Max, Min, Sign, Floor, Ceil, Round, Identity),
+  // so a per-op rounding of it would change nothing.
+  bool exact_on_exact_args(const fusion::Expr& e) const;
 
   // A reduction's identity in its accumulator type, and `a` combined with `b` (each argument
   // appears once in the result): wrapping for integers, NaN-propagating for max/min.
@@ -94,6 +98,7 @@ class KernelExprWriter {
   std::vector<int> max_row_;      // per expr: the highest row value it reads, -1 for none
   bool index32_ = false;
   std::vector<bool> narrow_;  // per expr: computed as int32_t
+  mutable std::vector<int8_t> exact_16bit_;  // per expr: holds_exact_16bit, -1 until asked
   std::map<fusion::ExprId, std::string> load_source_;
 };
 

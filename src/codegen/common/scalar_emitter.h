@@ -36,6 +36,10 @@ struct Target {
   std::string f32_nan = "NAN", f64_nan = "(double)NAN";
   bool define_bit_casts = true;      // false: the target defines float_as_bits/bits_as_float
   bool define_16bit_helpers = true;  // false: the target defines the four conversions
+  // Faster f32 forms (hardware approximations within a few ulps) for f16/bf16 ops computed in
+  // f32 without per-op rounding, where such an error is far below the final 16-bit rounding:
+  // a function of (a, b) for a / b, and of x for Sigmoid. Empty: the target has none.
+  std::string approx_divide, approx_sigmoid;
 };
 
 // The C++ compiler on the host, through <cmath>.

@@ -154,10 +154,11 @@ $I $T gf_f2i_$N(double v) {
 
 // The float activations with more than one use of x, per float type.
 constexpr const char* kFloatHelpers = R"(
+// 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) below: one exp of -|x| and one division, with no
+// branch for the compiler to turn into both paths.
 $I $T gf_sigmoid($T x) {
-  if (x >= $T(0)) return $T(1) / ($T(1) + $EXP(-x));
-  const $T e = $EXP(x);
-  return e / ($T(1) + e);
+  const $T e = $EXP(-$FABS(x));
+  return (x >= $T(0) ? $T(1) : e) / ($T(1) + e);
 }
 $I $T gf_softplus($T x) { return $LOG1P($EXP(-$FABS(x))) + (x > $T(0) ? x : $T(0)); }
 )";

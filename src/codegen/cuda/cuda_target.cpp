@@ -120,14 +120,32 @@ Target cuda_target() {
   t.f32_nan = "__uint_as_float(0x7fc00000u)";
   t.f64_inf = "__longlong_as_double(0x7ff0000000000000LL)";
   t.f64_nan = "__longlong_as_double(0x7ff8000000000000LL)";
+  t.approx_divide = "gf_div_approx";
+  t.approx_sigmoid = "gf_sigmoid_approx";
   return t;
 }
+
+// Target::approx_divide and approx_sigmoid: div.full (2 ulps over the whole range) and ex2.approx
+// (within 2^-17 relative down to where e^-|x| leaves the f32 range), where the exact division is
+// about ten instructions. Subnormal results are kept (no ftz): bf16 has f32's range.
+constexpr const char* kApproxHelpers = R"(
+static __device__ __forceinline__ float gf_div_approx(float a, float b) {
+  float q;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
+  return q;
+}
+static __device__ __forceinline__ float gf_sigmoid_approx(float x) {
+  float e;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(-fabsf(x) * 1.44269504088896341f));
+  return gf_div_approx(x >= 0.0f ? 1.0f : e, 1.0f + e);
+}
+)";
 
 std::string cuda_grid_dependency_helpers() { return kGridDependencyHelpers; }
 
 std::string cuda_prelude() {
   return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) + kWarpHelpers +
-         kGridDependencyHelpers + kVectorHelpers;
+         kGridDependencyHelpers + kVectorHelpers + kApproxHelpers;
 }
 
 }  // namespace gf::codegen
