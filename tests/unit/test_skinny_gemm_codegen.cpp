@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "codegen/cuda/skinny_gemm.h"
@@ -20,8 +22,8 @@ using codegen::SkinnyGemmSpec;
 
 codegen::NvrtcOptions scratch_cache() {
   codegen::NvrtcOptions o;
-  o.cache_dir = std::filesystem::temp_directory_path() /
-                ("gf_test_skinny_gemm_" + std::to_string(getpid()));
+  o.cache_dir =
+      std::filesystem::temp_directory_path() / ("gf_test_skinny_gemm_" + std::to_string(getpid()));
   return o;
 }
 
@@ -31,19 +33,24 @@ TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
   int i = 0;
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (bool transposed : {false, true}) {
-      for (int64_t n : {768, 771}) {  // vector loads, and the scalar path
-        SkinnyGemmSpec s;
-        s.dtype = dtype;
-        s.m = transposed ? 3 : 16;
-        s.n = n;
-        s.k = 768;
-        s.w_transposed = transposed;
-        s.has_bias = true;
-        s.activation = SkinnyActivation::kGeluTanh;
-        s.has_residual = true;
-        sources.push_back(codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
-        s.gated = true;
-        sources.push_back(codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+      for (int64_t n : {768, 771}) {             // vector loads, and the scalar path
+        for (bool constant_w : {false, true}) {  // W moved before the wait, or read after it
+          SkinnyGemmSpec s;
+          s.prefetch_weights = constant_w;
+          s.dtype = dtype;
+          s.m = transposed ? 3 : 16;
+          s.n = n;
+          s.k = 768;
+          s.w_transposed = transposed;
+          s.has_bias = true;
+          s.activation = SkinnyActivation::kGeluTanh;
+          s.has_residual = true;
+          sources.push_back(
+              codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+          s.gated = true;
+          sources.push_back(
+              codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+        }
       }
     }
   }
@@ -67,11 +74,43 @@ TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {
   // Eight rows: the partials' traffic bounds the split harder.
   s.m = 8;
   EXPECT_LT(codegen::skinny_gemm_workspace_bytes(s, 132), ws * 8);
-  // W [n, k]: one warp per column, no split, no workspace.
+  // W [n, k]: one warp per column, no split, no workspace. 768 columns in blocks of 8 warps
+  // would be 96 blocks for 132 SMs: blocks of 4 (192).
   s.w_transposed = true;
   EXPECT_EQ(codegen::skinny_gemm_workspace_bytes(s, 132), 0u);
-  EXPECT_EQ(codegen::emit_skinny_gemm_kernel(s, "k", 132).launch.grid, 96u);
+  codegen::CudaKernelSource t = codegen::emit_skinny_gemm_kernel(s, "k", 132);
+  EXPECT_EQ(t.launch.grid, 192u);
+  EXPECT_EQ(t.launch.block, 128u);
   EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132).back(), SkinnyBuffer::kC);
+  s.n = 2304;  // 288 blocks of 8 warps
+  t = codegen::emit_skinny_gemm_kernel(s, "k", 132);
+  EXPECT_EQ(t.launch.grid, 288u);
+  EXPECT_EQ(t.launch.block, 256u);
+}
+
+TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
+  SkinnyGemmSpec s;
+  s.dtype = DType::kF16;
+  s.m = 1;
+  s.n = 768;
+  s.k = 3072;  // 12 pieces of 16 bytes per lane
+  s.w_transposed = true;
+  const auto pieces = [&] {
+    const std::string src = codegen::emit_skinny_gemm_kernel(s, "k", 132).source;
+    const size_t at = src.find("constexpr int kPreloadPieces = ");
+    EXPECT_NE(at, std::string::npos);
+    return std::atoi(src.c_str() + at + 31);
+  };
+  EXPECT_EQ(pieces(), 0);  // W may be written by the kernels before: read after the wait
+  s.prefetch_weights = true;
+  EXPECT_EQ(pieces(), 12);
+  s.gated = true;  // W and W_up: 24 pieces, more than the registers allow
+  EXPECT_EQ(pieces(), 0);
+  s.k = 1536;
+  EXPECT_EQ(pieces(), 6);
+  s.gated = false;
+  s.k = 3076;  // rows not 16-byte aligned: scalar loads after the wait
+  EXPECT_EQ(pieces(), 0);
 }
 
 TEST(SkinnyGemmCodegen, RefusesWhatItDoesNotTake) {
@@ -86,8 +125,8 @@ TEST(SkinnyGemmCodegen, RefusesWhatItDoesNotTake) {
   testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k"); }, ErrorCode::kUnsupported,
                         {"i32 m=2"});
   s.dtype = DType::kF32;
-  testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k", 0); }, ErrorCode::kInvalidArgument,
-                        {"sm_count"});
+  testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(s, "k", 0); },
+                        ErrorCode::kInvalidArgument, {"sm_count"});
 }
 
 }  // namespace

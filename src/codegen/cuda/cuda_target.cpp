@@ -44,6 +44,14 @@ static __device__ __forceinline__ void gf_grid_dependency_sync() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// For a kernel that loads constant data before it waits: lets the kernels after it start at once
+// (each still waits, in its own gf_grid_dependency_sync, for this one to finish, and so for the
+// ones this one waits for), so a chain of such kernels keeps several weight streams in flight.
+static __device__ __forceinline__ void gf_launch_dependents_now() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 // Starts moving `bytes` (a multiple of 16, from a 16-byte aligned address) of constant data
 // towards L2, so that reading it after gf_grid_dependency_sync() costs less.
 static __device__ __forceinline__ void gf_prefetch_l2(const void* p, unsigned int bytes) {

@@ -6,6 +6,9 @@
 //     are (column tile, k split) pairs. Warps are summed in shared memory, splits by the last
 //     block of each column tile, both in a fixed order.
 //   W [n, k]: one warp per output column, lanes along k; a butterfly of shuffles sums them.
+//     Blocks shrink to 4 or 2 warps when 8 would leave SMs idle. When a lane's share of the row
+//     fits in registers, the lane loads all of it before waiting for the kernels before it, so
+//     behind a programmatic edge the weight stream overlaps the previous kernel entirely.
 #include "codegen/cuda/skinny_gemm.h"
 
 #include <algorithm>
@@ -27,12 +30,17 @@ constexpr int64_t kTargetBlocksPerSm = 2;
 constexpr int64_t kMinRowsPerWarp = 4;
 // Partials written and read back by a split stay under 1/kPartialTrafficShare of W's bytes.
 constexpr int64_t kPartialTrafficShare = 2;
+// W [n, k]: 16-byte pieces of W (of W and W_up together when gated) a lane may hold in
+// registers before the wait: up to 3072-long f16/bf16 rows, 64 registers.
+constexpr int64_t kMaxPreloadPieces = 12;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Layout {
   int vec = 1;        // elements per 16-byte load
   bool vector_loads = false;
+  int warps = kWarps;  // per block
+  int64_t preload_pieces = 0;  // W [n, k]: 16-byte loads of W per lane issued before the wait
   int64_t tiles = 1;  // [k, n]: column tiles of 32 column groups; [n, k]: blocks of 8 columns
   int64_t splits = 1;
   int64_t k_per_split = 0;
@@ -57,7 +65,11 @@ Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
   l.vec = static_cast<int>(16 / es);
   if (s.w_transposed) {
     l.vector_loads = s.k % l.vec == 0;
-    l.tiles = ceil_div(s.n, kWarps);
+    while (l.warps > 2 && ceil_div(s.n, l.warps) < sm_count) l.warps /= 2;
+    l.tiles = ceil_div(s.n, l.warps);
+    const int64_t pieces = ceil_div(s.k, kWarpSize * l.vec);
+    if (l.vector_loads && s.prefetch_weights && pieces * (s.gated ? 2 : 1) <= kMaxPreloadPieces)
+      l.preload_pieces = pieces;
     l.k_per_split = s.k;
     return l;
   }
@@ -86,7 +98,7 @@ constexpr uint64_t kMaxPrefetchBytes = uint64_t{8} << 20;
 bool prefetches_weights(const SkinnyGemmSpec& s, const Layout& l) {
   const uint64_t bytes = static_cast<uint64_t>(s.n * s.k) * dtype_size(s.dtype) * (s.gated ? 2 : 1);
   // The bulk prefetch takes 16-byte aligned pieces: rows of W that vector loads can read.
-  return s.prefetch_weights && l.vector_loads && bytes <= kMaxPrefetchBytes;
+  return s.prefetch_weights && l.vector_loads && l.preload_pieces == 0 && bytes <= kMaxPrefetchBytes;
 }
 
 // The kernel body; the constants and gf_t come first. Buffer indices are constants too.
@@ -109,21 +121,24 @@ static __device__ __forceinline__ gf_t gf_from_f32(float f) {
   return gf_f32_to_bf16(f);
 #endif
 }
+// The kVec elements of one 16-byte piece as floats.
+static __device__ __forceinline__ void gf_unpack(const uint4 v, float* out) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#if GF_DTYPE == 0
+    out[i] = __uint_as_float(w[i]);
+#else
+    out[2 * i] = gf_to_f32((gf_t)(w[i] & 0xffffu));
+    out[2 * i + 1] = gf_to_f32((gf_t)(w[i] >> 16));
+#endif
+  }
+}
 // kVec elements from p: one 16-byte load when rows are aligned, else element by element
 // (only the first `valid` are read).
 static __device__ __forceinline__ void gf_load_vec(const gf_t* p, float* out, int valid) {
   if (kVectorLoads) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-#if GF_DTYPE == 0
-      out[i] = __uint_as_float(w[i]);
-#else
-      out[2 * i] = gf_to_f32((gf_t)(w[i] & 0xffffu));
-      out[2 * i + 1] = gf_to_f32((gf_t)(w[i] >> 16));
-#endif
-    }
+    gf_unpack(__ldg(reinterpret_cast<const uint4*>(p)), out);
   } else {
 #pragma unroll
     for (int i = 0; i < kVec; ++i) out[i] = i < valid ? gf_to_f32(p[i]) : 0.0f;
@@ -156,17 +171,48 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
   const int col = blockIdx.x * kWarps + (threadIdx.x >> 5);
   const gf_t* wrow = w + (int64_t)col * kK;
   const gf_t* wurow = wu + (int64_t)col * kK;
+  if (kPrefetchWeights || kPreloadPieces > 0) gf_launch_dependents_now();
   if (kPrefetchWeights && lane == 0 && col < kN) {
     gf_prefetch_l2(wrow, kK * sizeof(gf_t));
     if (kGated) gf_prefetch_l2(wurow, kK * sizeof(gf_t));
+  }
+  // The lane's pieces of W (constant) in flight before the wait; piece p starts at element
+  // (p * 32 + lane) * kVec of the row.
+  constexpr int kPieces = kPreloadPieces > 0 ? kPreloadPieces : 1;
+  uint4 wq[kPieces], uq[kGated ? kPieces : 1];
+#pragma unroll
+  for (int p = 0; p < kPreloadPieces; ++p) {
+    const int k0 = (p * 32 + lane) * kVec;
+    wq[p] = uq[kGated ? p : 0] = make_uint4(0u, 0u, 0u, 0u);
+    if (col < kN && k0 < kK) {
+      wq[p] = __ldg(reinterpret_cast<const uint4*>(wrow + k0));
+      if (kGated) uq[kGated ? p : 0] = __ldg(reinterpret_cast<const uint4*>(wurow + k0));
+    }
   }
   gf_grid_dependency_sync();
   if (col >= kN) return;
   float acc[kM], acc_up[kM];
 #pragma unroll
   for (int m = 0; m < kM; ++m) acc[m] = acc_up[m] = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kPreloadPieces; ++p) {
+    const int k0 = (p * 32 + lane) * kVec;
+    if (k0 >= kK) break;
+    float wv[kVec], uv[kVec], av[kVec];
+    gf_unpack(wq[p], wv);
+    if (kGated) gf_unpack(uq[kGated ? p : 0], uv);
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+      gf_load_vec(a + (int64_t)m * kK + k0, av, kVec);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) {
+        acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
+        if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
+      }
+    }
+  }
 #pragma unroll 4
-  for (int k0 = lane * kVec; k0 < kK; k0 += 32 * kVec) {
+  for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
     const int valid = kK - k0 < kVec ? kK - k0 : kVec;
     float wv[kVec], uv[kVec], av[kVec];
     gf_load_vec(wrow + k0, wv, valid);
@@ -211,6 +257,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
   const int k_begin = split * kKPerSplit;
   const int k_end = k_begin + kKPerSplit < kK ? k_begin + kKPerSplit : kK;
   if (kPrefetchWeights) {
+    gf_launch_dependents_now();
     const unsigned int bytes = (kN - tile_col0 < kTileCols ? kN - tile_col0 : kTileCols) * sizeof(gf_t);
     for (int k = k_begin + (int)threadIdx.x; k < k_end; k += (int)blockDim.x) {
       gf_prefetch_l2(w + (int64_t)k * kN + tile_col0, bytes);
@@ -353,7 +400,8 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << "#define GF_TRANSPOSED " << (spec.w_transposed ? 1 : 0) << "\n"
       << "typedef " << (spec.dtype == DType::kF32 ? "float" : "uint16_t") << " gf_t;\n"
       << "constexpr int kM = " << spec.m << ", kN = " << spec.n << ", kK = " << spec.k << ";\n"
-      << "constexpr int kVec = " << l.vec << ", kWarps = " << kWarps << ";\n"
+      << "constexpr int kVec = " << l.vec << ", kWarps = " << l.warps << ";\n"
+      << "constexpr int kPreloadPieces = " << l.preload_pieces << ";\n"
       << "constexpr bool kVectorLoads = " << (l.vector_loads ? "true" : "false") << ";\n"
       << "constexpr bool kPrefetchWeights = " << (prefetches_weights(spec, l) ? "true" : "false") << ";\n"
       << "constexpr int kTiles = " << l.tiles << ", kSplits = " << l.splits
@@ -373,7 +421,7 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
   out.source = src.str();
   out.schedule = CudaSchedule::kBlockPerRow;
   out.launch.grid = static_cast<uint32_t>(l.tiles * l.splits);
-  out.launch.block = kCudaBlockThreads;
+  out.launch.block = static_cast<uint32_t>(l.warps * kWarpSize);
   out.waits_for_prior_grids = true;
   return out;
 }
