@@ -258,7 +258,7 @@ TEST(CudaCodegen, RowsThatFitInRegistersArePersistent) {
     EXPECT_TRUE(src.persistent_rows);
     EXPECT_EQ(src.vector_width, 8);
     EXPECT_EQ(src.alignment, 16u);
-    EXPECT_NE(src.source.find("gf_store_vec<uint16_t, 8>"), std::string::npos);
+    EXPECT_NE(src.source.find("gf_store_vec_bf16_exact<8>"), std::string::npos);  // rounded per op
     ++checked;
   }
   EXPECT_EQ(checked, 1);
@@ -311,14 +311,14 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(rounded, "gf_bf16_to_f32(gf_f32_to_bf16("), 3u) << rounded;
+  EXPECT_EQ(count(rounded, "= gf_round_bf16("), 3u) << rounded;
   EXPECT_NE(rounded.find("gf_sigmoid("), std::string::npos);
   EXPECT_EQ(rounded.find("gf_div_approx(t"), std::string::npos);  // only the prelude helper
   // f32 intermediates: no rounding before the store, and the device's approximations.
   codegen::CudaEmitOptions f32;
   f32.round_16bit_intermediates = false;
   const std::string approx = codegen::emit_cuda_kernel(b.k, Graph{}, f32).source;
-  EXPECT_EQ(count(approx, "gf_bf16_to_f32(gf_f32_to_bf16("), 0u);
+  EXPECT_EQ(count(approx, "= gf_round_bf16("), 0u);
   EXPECT_EQ(count(approx, "gf_sigmoid_approx("), 2u);  // the helper and its call
   EXPECT_NE(approx.find("gf_div_approx(t"), std::string::npos);
   codegen::NvrtcCompiler compiler(options());

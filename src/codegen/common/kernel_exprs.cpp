@@ -330,11 +330,16 @@ bool KernelExprWriter::holds_exact_16bit(ExprId id) const {
   }
 }
 
+bool KernelExprWriter::stores_exact_bf16(const fusion::Store& s) const {
+  const DType t = kernel_.buffers[static_cast<size_t>(s.buffer)].dtype;
+  return t == DType::kBF16 && expr(s.value).dtype == DType::kBF16 && holds_exact_16bit(s.value);
+}
+
 std::string KernelExprWriter::store_value(const fusion::Store& s) const {
   const DType t = kernel_.buffers[static_cast<size_t>(s.buffer)].dtype;
   // A bf16 value that is already representable: its bits are the float's upper half (a shift,
   // where a conversion would round again).
-  if (t == DType::kBF16 && expr(s.value).dtype == DType::kBF16 && holds_exact_16bit(s.value))
+  if (stores_exact_bf16(s))
     return "(uint16_t)(" + target_.float_as_bits + "(" + tmp(s.value) + ") >> 16)";
   return emit_store_convert(target_, t, as_type(s.value, t));
 }

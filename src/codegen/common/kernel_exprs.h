@@ -70,6 +70,9 @@ class KernelExprWriter {
   std::string store_statement(const fusion::Store& store) const;
   // The value of a store converted to the buffer's storage type.
   std::string store_value(const fusion::Store& store) const;
+  // Whether a store into a bf16 buffer holds values bf16 represents already (store_value is then
+  // a shift of the float's bits, not a rounding).
+  bool stores_exact_bf16(const fusion::Store& store) const;
   // Whether the 16-bit-typed expression `id` holds a value its format represents exactly (a load,
   // a cast or constant, a per-op-rounded result), so storing it needs no rounding.
   bool holds_exact_16bit(fusion::ExprId id) const;

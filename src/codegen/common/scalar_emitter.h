@@ -32,6 +32,8 @@ struct Target {
   std::string float_to_f16 = "gf_f32_to_f16";  // float -> uint16_t bits, to nearest even
   std::string bf16_to_float = "gf_bf16_to_f32";
   std::string float_to_bf16 = "gf_f32_to_bf16";
+  // float -> float rounded to bf16 in one step; empty: float_to_bf16 then bf16_to_float.
+  std::string round_to_bf16;
   std::string f32_inf = "HUGE_VALF", f64_inf = "HUGE_VAL";
   std::string f32_nan = "NAN", f64_nan = "(double)NAN";
   bool define_bit_casts = true;      // false: the target defines float_as_bits/bits_as_float

@@ -121,6 +121,7 @@ std::string emit_literal(const Target& target, DType t, double v) {
 std::string emit_round_to(const Target& target, DType t, const std::string& expr) {
   if (t == DType::kF16) return target.f16_to_float + "(" + target.float_to_f16 + "(" + expr + "))";
   if (t == DType::kBF16) {
+    if (!target.round_to_bf16.empty()) return target.round_to_bf16 + "(" + expr + ")";
     return target.bf16_to_float + "(" + target.float_to_bf16 + "(" + expr + "))";
   }
   return expr;

@@ -291,8 +291,14 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
       exprs_.set_load_source(id, "gf_l" + std::to_string(id) + "[gf_j]");
     }
   }
+  // Vector stores of f16/bf16 gather floats and convert them in pairs (gf_store_vec_f16 and
+  // friends in the prelude), bit for bit what converting each would give.
+  auto buffer_dtype = [&](size_t s) { return k_.buffers[static_cast<size_t>(k_.stores[s].buffer)].dtype; };
+  auto paired = [&](size_t s) {
+    return w % 2 == 0 && (buffer_dtype(s) == DType::kF16 || buffer_dtype(s) == DType::kBF16);
+  };
   for (size_t s : vector_stores)
-    out_ << in << type_of(k_.stores[s].buffer) << " gf_s" << s << "[" << w << "];\n";
+    out_ << in << (paired(s) ? "float" : type_of(k_.stores[s].buffer)) << " gf_s" << s << "[" << w << "];\n";
   out_ << in << "#pragma unroll\n" << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
   unravel_run_point(p, dims, base, "gf_j", prefix, in + "  ");
   std::set<ExprId> done;
@@ -300,16 +306,25 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   for (size_t s : stores) {
     const bool vector =
         std::find(vector_stores.begin(), vector_stores.end(), s) != vector_stores.end();
+    const fusion::Store& st = k_.stores[s];
+    const std::string value = !vector     ? ""
+                              : paired(s) ? exprs_.as_type(st.value, buffer_dtype(s))
+                                          : exprs_.store_value(st);
     out_ << in << "  "
-         << (vector
-                 ? "gf_s" + std::to_string(s) + "[gf_j] = " + exprs_.store_value(k_.stores[s]) + ";"
-                 : exprs_.store_statement(k_.stores[s]))
+         << (vector ? "gf_s" + std::to_string(s) + "[gf_j] = " + value + ";" : exprs_.store_statement(st))
          << "\n";
   }
   out_ << in << "}\n";
   for (size_t s : vector_stores) {
-    out_ << in << "gf_store_vec<" << type_of(k_.stores[s].buffer) << ", " << w << ">(gf_q" << s
-         << ", gf_s" << s << ");\n";
+    if (!paired(s)) {
+      out_ << in << "gf_store_vec<" << type_of(k_.stores[s].buffer) << ", " << w << ">(gf_q" << s
+           << ", gf_s" << s << ");\n";
+      continue;
+    }
+    const char* helper = buffer_dtype(s) == DType::kF16             ? "gf_store_vec_f16"
+                         : exprs_.stores_exact_bf16(k_.stores[s]) ? "gf_store_vec_bf16_exact"
+                                                                  : "gf_store_vec_bf16";
+    out_ << in << helper << "<" << w << ">(gf_q" << s << ", gf_s" << s << ");\n";
   }
   out_ << indent << "}\n";
   for (ExprId id : vector_loads) exprs_.clear_load_source(id);

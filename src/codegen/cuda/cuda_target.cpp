@@ -84,6 +84,30 @@ template <class T, int N> static __device__ __forceinline__ void gf_store_vec(T*
     *reinterpret_cast<gf_vec<T, kPiece>*>(p + c * kPiece) = x;
   }
 }
+// N floats (N even) stored as f16 or bf16: one conversion per pair of values (the first in the
+// lower half), where one per value would cost twice the conversion throughput. "exact": values
+// bf16 represents already, whose upper halves are paired by one byte permute.
+template <int N> static __device__ __forceinline__ void gf_store_vec_f16(uint16_t* p, const float* src) {
+  uint32_t pairs[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pairs[i]) : "f"(src[2 * i + 1]), "f"(src[2 * i]));
+  gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
+}
+template <int N> static __device__ __forceinline__ void gf_store_vec_bf16(uint16_t* p, const float* src) {
+  uint32_t pairs[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pairs[i]) : "f"(src[2 * i + 1]), "f"(src[2 * i]));
+  gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
+}
+template <int N> static __device__ __forceinline__ void gf_store_vec_bf16_exact(uint16_t* p, const float* src) {
+  uint32_t pairs[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i)
+    pairs[i] = __byte_perm(__float_as_uint(src[2 * i]), __float_as_uint(src[2 * i + 1]), 0x7632);
+  gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
+}
 )";
 
 // The 16-bit conversions as single instructions (sm_80 and later). Round to nearest even, as
@@ -106,6 +130,13 @@ static __device__ __forceinline__ uint16_t gf_f32_to_bf16(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
   return b;
 }
+// f rounded to bf16, as a float: the pair conversion puts bf16(f) in the upper half and zero in
+// the lower, which is that float's bit pattern (one instruction, where the round trip is two).
+static __device__ __forceinline__ float gf_round_bf16(float f) {
+  uint32_t d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(f), "f"(0.0f));
+  return __uint_as_float(d);
+}
 )";
 
 }  // namespace
@@ -123,6 +154,7 @@ Target cuda_target() {
   t.bits_as_float = "__uint_as_float";
   t.define_bit_casts = false;
   t.define_16bit_helpers = false;  // k16BitConversions
+  t.round_to_bf16 = "gf_round_bf16";
   // The bits of the host's HUGE_VALF / NAN, so constants match the CPU's exactly.
   t.f32_inf = "__uint_as_float(0x7f800000u)";
   t.f32_nan = "__uint_as_float(0x7fc00000u)";
