@@ -258,7 +258,7 @@ TEST(CudaCodegen, RowsThatFitInRegistersArePersistent) {
     EXPECT_TRUE(src.persistent_rows);
     EXPECT_EQ(src.vector_width, 8);
     EXPECT_EQ(src.alignment, 16u);
-    EXPECT_NE(src.source.find("gf_store_vec_bf16_exact<8>"), std::string::npos);  // rounded per op
+    EXPECT_NE(src.source.find("gf_store_vec_pairs<8, gf_pack_bf16_exact>"), std::string::npos);  // rounded per op
     ++checked;
   }
   EXPECT_EQ(checked, 1);

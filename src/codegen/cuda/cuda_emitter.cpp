@@ -291,8 +291,8 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
       exprs_.set_load_source(id, "gf_l" + std::to_string(id) + "[gf_j]");
     }
   }
-  // Vector stores of f16/bf16 gather floats and convert them in pairs (gf_store_vec_f16 and
-  // friends in the prelude), bit for bit what converting each would give.
+  // Vector stores of f16/bf16 gather floats and convert them in pairs (gf_store_vec_pairs
+  // in the prelude), bit for bit what converting each would give.
   auto buffer_dtype = [&](size_t s) { return k_.buffers[static_cast<size_t>(k_.stores[s].buffer)].dtype; };
   auto paired = [&](size_t s) {
     return w % 2 == 0 && (buffer_dtype(s) == DType::kF16 || buffer_dtype(s) == DType::kBF16);
@@ -321,10 +321,10 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
            << ", gf_s" << s << ");\n";
       continue;
     }
-    const char* helper = buffer_dtype(s) == DType::kF16             ? "gf_store_vec_f16"
-                         : exprs_.stores_exact_bf16(k_.stores[s]) ? "gf_store_vec_bf16_exact"
-                                                                  : "gf_store_vec_bf16";
-    out_ << in << helper << "<" << w << ">(gf_q" << s << ", gf_s" << s << ");\n";
+    const char* pack = buffer_dtype(s) == DType::kF16             ? "gf_pack_f16"
+                       : exprs_.stores_exact_bf16(k_.stores[s]) ? "gf_pack_bf16_exact"
+                                                                : "gf_pack_bf16";
+    out_ << in << "gf_store_vec_pairs<" << w << ", " << pack << ">(gf_q" << s << ", gf_s" << s << ");\n";
   }
   out_ << indent << "}\n";
   for (ExprId id : vector_loads) exprs_.clear_load_source(id);

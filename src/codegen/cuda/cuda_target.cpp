@@ -84,28 +84,13 @@ template <class T, int N> static __device__ __forceinline__ void gf_store_vec(T*
     *reinterpret_cast<gf_vec<T, kPiece>*>(p + c * kPiece) = x;
   }
 }
-// N floats (N even) stored as f16 or bf16: one conversion per pair of values (the first in the
-// lower half), where one per value would cost twice the conversion throughput. "exact": values
-// bf16 represents already, whose upper halves are paired by one byte permute.
-template <int N> static __device__ __forceinline__ void gf_store_vec_f16(uint16_t* p, const float* src) {
+// N floats (N even) stored as 16-bit values, a pair per Pack, where a conversion per value
+// would cost twice the conversion throughput.
+template <int N, uint32_t (*Pack)(float, float)>
+static __device__ __forceinline__ void gf_store_vec_pairs(uint16_t* p, const float* src) {
   uint32_t pairs[N / 2];
 #pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(pairs[i]) : "f"(src[2 * i + 1]), "f"(src[2 * i]));
-  gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
-}
-template <int N> static __device__ __forceinline__ void gf_store_vec_bf16(uint16_t* p, const float* src) {
-  uint32_t pairs[N / 2];
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(pairs[i]) : "f"(src[2 * i + 1]), "f"(src[2 * i]));
-  gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
-}
-template <int N> static __device__ __forceinline__ void gf_store_vec_bf16_exact(uint16_t* p, const float* src) {
-  uint32_t pairs[N / 2];
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i)
-    pairs[i] = __byte_perm(__float_as_uint(src[2 * i]), __float_as_uint(src[2 * i + 1]), 0x7632);
+  for (int i = 0; i < N / 2; ++i) pairs[i] = Pack(src[2 * i], src[2 * i + 1]);
   gf_store_vec<uint32_t, N / 2>(reinterpret_cast<uint32_t*>(p), pairs);
 }
 )";
@@ -130,13 +115,24 @@ static __device__ __forceinline__ uint16_t gf_f32_to_bf16(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
   return b;
 }
-// f rounded to bf16, as a float: the pair conversion puts bf16(f) in the upper half and zero in
-// the lower, which is that float's bit pattern (one instruction, where the round trip is two).
-static __device__ __forceinline__ float gf_round_bf16(float f) {
+// Two floats as one 32-bit pair of f16 or bf16 (lo in the lower half), by one instruction.
+// "exact": values bf16 represents already, whose upper halves a byte permute pairs.
+static __device__ __forceinline__ uint32_t gf_pack_f16(float lo, float hi) {
   uint32_t d;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(f), "f"(0.0f));
-  return __uint_as_float(d);
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
 }
+static __device__ __forceinline__ uint32_t gf_pack_bf16(float lo, float hi) {
+  uint32_t d;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
+  return d;
+}
+static __device__ __forceinline__ uint32_t gf_pack_bf16_exact(float lo, float hi) {
+  return __byte_perm(__float_as_uint(lo), __float_as_uint(hi), 0x7632);
+}
+// f rounded to bf16, as a float: the pair conversion with zero in the lower half gives that
+// float's bit pattern (one instruction, where the round trip is two).
+static __device__ __forceinline__ float gf_round_bf16(float f) { return __uint_as_float(gf_pack_bf16(0.0f, f)); }
 )";
 
 }  // namespace

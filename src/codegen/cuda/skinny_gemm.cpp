@@ -162,6 +162,21 @@ static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int
 }
 
 #if GF_TRANSPOSED
+// acc[m] (and acc_up[m]) += the kVec products of row m of A, from `a` on, with wv (and uv).
+static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, const float* wv, const float* uv,
+                                                          int valid, float* acc, float* acc_up) {
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+    float av[kVec];
+    gf_load_vec(a + (int64_t)m * kK, av, valid);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
+      if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
+    }
+  }
+}
+
 // W is [n, k]: warp w of the grid computes column w.
 extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
   const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
@@ -198,34 +213,18 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
   for (int p = 0; p < kPreloadPieces; ++p) {
     const int k0 = (p * 32 + lane) * kVec;
     if (k0 >= kK) break;
-    float wv[kVec], uv[kVec], av[kVec];
+    float wv[kVec], uv[kVec];
     gf_unpack(wq[p], wv);
     if (kGated) gf_unpack(uq[kGated ? p : 0], uv);
-#pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      gf_load_vec(a + (int64_t)m * kK + k0, av, kVec);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
-        if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
-      }
-    }
+    gf_accumulate_rows(a + k0, wv, uv, kVec, acc, acc_up);
   }
 #pragma unroll 4
   for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
     const int valid = kK - k0 < kVec ? kK - k0 : kVec;
-    float wv[kVec], uv[kVec], av[kVec];
+    float wv[kVec], uv[kVec];
     gf_load_vec(wrow + k0, wv, valid);
     if (kGated) gf_load_vec(wurow + k0, uv, valid);
-#pragma unroll
-    for (int m = 0; m < kM; ++m) {
-      gf_load_vec(a + (int64_t)m * kK + k0, av, valid);
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) {
-        acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
-        if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
-      }
-    }
+    gf_accumulate_rows(a + k0, wv, uv, valid, acc, acc_up);
   }
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
