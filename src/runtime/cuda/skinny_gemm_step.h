@@ -23,9 +23,9 @@ namespace gf::cuda {
 
 // SkinnyGemm::kAuto takes products of at most this many rows (after folding), W stored [n, k].
 // bench_skinny_gemm on an H200 (f16, GPT-2 small's 48 products in one CUDA graph), the kernel's
-// time over cuBLASLt's with W [n, k]: plain edges 0.84, 0.86, 0.98, 1.37, 2.00 at m = 1, 2, 4,
-// 8, 16; programmatic edges (as the executor's graphs run on sm_90+) 0.54 at m = 1, 0.68 at 4,
-// 1.15 at 8. With W [k, n] it lost at every m (1.02 to 4.57), hence the [n, k] upload.
+// time over cuBLASLt's with W [n, k]: plain edges 0.64, 0.72, 0.84, 1.11, 1.76 at m = 1, 2, 4,
+// 8, 16; programmatic edges (as the executor's graphs run on sm_90+) 0.50, 0.59, 0.83, 1.22,
+// 1.82. With W [k, n] it lost from m = 2 on (1.03 to 3.60), hence the [n, k] upload.
 inline constexpr int64_t kSkinnyGemmAutoMaxRows = 4;
 
 // Whether a product of `rows` rows (after folding) with W stored [n, k] (`w_transposed`) or
