@@ -31,11 +31,11 @@ struct SkinnyGemmSpec {
   bool has_bias = false;      // bias[n], added before the activation (to the gate when gated)
   SkinnyActivation activation = SkinnyActivation::kNone;  // ignored when gated
   bool has_residual = false;  // R[m, n] added after the activation
-  // W (and W_up) are constants, never written by a kernel: the kernel lets the kernels after it
-  // start at once, and starts reading its part of W before it waits for the kernels before it
-  // (gf_grid_dependency_sync): into registers when a lane's share fits (W [n, k]), else towards
-  // L2 for weights well inside it (see skinny_gemm.cpp). So in a CUDA graph with programmatic
-  // edges the weight streams of consecutive products overlap.
+  // W (and W_up) are constants, never written by a kernel: the kernel starts reading its part of
+  // W before it waits for the kernels before it (gf_grid_dependency_sync): into registers when a
+  // lane's share fits (W [n, k]; the kernel then also lets the kernels after it start at once),
+  // else towards L2 for weights well inside it (see skinny_gemm.cpp). So in a CUDA graph with
+  // programmatic edges the weight streams of consecutive products overlap.
   bool prefetch_weights = false;
   std::string to_string() const;
 };
