@@ -93,35 +93,33 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   }
   out["program_graph_nodes"] = seg.node_count;
   out["program_populate_instantiate_us"] = median(build_us);
-  // Launch alone, and update + launch (a new buffer set every launch).
-  std::vector<double> launch_host, update_host, update_launch_host;
-  for (int r = 0; r < 203; ++r) {
+  // Round by round, so that each measure sees the same machine state (host timings drift
+  // between phases of a run): the caller's exec launched alone; update + launch of it (a new
+  // buffer set every launch); DeviceProgram::run, the program's own graph of the same nodes
+  // launched through our API, on new buffers (which re-binds first) and then the same again.
+  std::vector<double> launch_host, update_host, update_launch_host, run_host, run_rebind_host;
+  for (int r = 0; r < 403; ++r) {
+    const bool keep = r >= 3;
     CK(cudaStreamSynchronize(stream));
     t0 = Clock::now();
     CK(cudaGraphLaunch(exec, stream));
-    if (r >= 3) launch_host.push_back(us_since(t0));
-  }
-  for (int r = 0; r < 203; ++r) {
+    if (keep) launch_host.push_back(us_since(t0));
     CK(cudaStreamSynchronize(stream));
     const DeviceBindings next = bindings((r + 1) % 2);
     t0 = Clock::now();
     program.update(exec, seg, next);
     const double update = us_since(t0);
     CK(cudaGraphLaunch(exec, stream));
-    if (r >= 3) update_host.push_back(update), update_launch_host.push_back(us_since(t0));
-  }
-  CK(cudaStreamSynchronize(stream));
-  // DeviceProgram::run: the program's own graph of the same nodes, launched through our API
-  // (same buffers; then new buffers every run, which re-binds first).
-  std::vector<double> run_host, run_rebind_host;
-  for (int r = 0; r < 406; ++r) {
+    if (keep) update_host.push_back(update), update_launch_host.push_back(us_since(t0));
     CK(cudaStreamSynchronize(stream));
-    const bool rebind = r >= 203;
-    const DeviceBindings b = bindings(rebind ? r % 2 : 0);
-    t0 = Clock::now();
-    program.run(b, stream);
-    const double us = us_since(t0);
-    if (r % 203 >= 3) (rebind ? run_rebind_host : run_host).push_back(us);
+    // A set other than the last run's (a re-bind), then the same set again (none).
+    const DeviceBindings set = bindings(r % 2);
+    for (std::vector<double>* into : {&run_rebind_host, &run_host}) {
+      CK(cudaStreamSynchronize(stream));
+      t0 = Clock::now();
+      program.run(set, stream);
+      if (keep) into->push_back(us_since(t0));
+    }
   }
   CK(cudaStreamSynchronize(stream));
   out["program_run_host_us"] = median(run_host);

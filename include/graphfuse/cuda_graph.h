@@ -23,10 +23,11 @@
 // condition the program itself computes on the device. populate_if() runs it only when a
 // caller's device bool says so.
 //
-// Thread safety: calls on one DeviceProgram may come from any thread (they serialise). A
-// program has one set of internal buffers: graphs that hold it must not run concurrently with
-// each other or with run() of the same program, which the caller orders (run() itself orders
-// its launches after each other, on any streams).
+// Thread safety: calls on one DeviceProgram may come from any thread (they serialise). The
+// programs of one session share one set of internal buffers (SessionOptions::
+// share_device_arena): graphs that hold them must not run concurrently with each other or with
+// run() of any of them, which the caller orders (run() itself orders its launches after each
+// other and after the other programs' of the session, on any streams).
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,8 @@
 // Running a graph. A Session owns a checked, shape-inferred graph and runs it on one device.
 //
 // Thread safety: run() may be called from several threads at once on one Session. On the CPU
-// each call works on its own buffers; on CUDA, calls that use the same compiled program (same
-// input shapes) take turns, since a program has one device arena.
+// each call works on its own buffers; on CUDA, calls take turns on the device arena that the
+// programs of all shapes share (SessionOptions::share_device_arena).
 #pragma once
 
 #include <cstdint>
@@ -96,6 +96,12 @@ struct SessionOptions {
   // but the device's. Compiling a program that would pass it fails with kOutOfMemory naming what
   // it tried to allocate; the programs already compiled keep running.
   uint64_t device_memory_limit_bytes = 0;
+  // CUDA: the programs of all input shapes compute in one device arena, as large as the largest
+  // needs (its addresses never move, so their CUDA graphs stay valid as it grows), and take turns
+  // on it: runs of different shapes are ordered one after another on the device, as runs of one
+  // shape always are. false: each program has an arena of its own, and programs of different
+  // shapes may run at the same time (from several threads, on several streams).
+  bool share_device_arena = true;
 };
 
 namespace ref {
@@ -125,6 +131,7 @@ struct SessionStats {
   int cuda_graph_programs = 0;  // programs compiled that run as one CUDA graph (0 on the CPU)
   int cached_programs = 0;      // programs kept now
   uint64_t cached_program_bytes = 0;  // the bytes they hold (see max_cached_program_bytes)
+  uint64_t shared_arena_bytes = 0;    // CUDA: device memory behind the shared arena now
   int padded_runs = 0;          // runs padded up to a shape bucket
   // Of the most recently compiled program:
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)

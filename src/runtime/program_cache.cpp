@@ -18,7 +18,14 @@ std::optional<ProgramCache::ProgramPtr> ProgramCache::find(const Key& key) {
   return it->program;
 }
 
-ProgramCache::ProgramPtr ProgramCache::insert(const Key& key, ProgramPtr program, uint64_t bytes,
+uint64_t ProgramCache::bytes() const {
+  uint64_t shared = 0;
+  for (const Entry& e : lru_) shared = std::max(shared, e.shared_bytes);
+  return own_bytes_ + shared;
+}
+
+ProgramCache::ProgramPtr ProgramCache::insert(const Key& key, ProgramPtr program,
+                                              uint64_t own_bytes, uint64_t shared_bytes,
                                               std::vector<ProgramPtr>& dropped) {
   auto it = std::find_if(lru_.begin(), lru_.end(), [&](const Entry& e) { return e.key == key; });
   if (it != lru_.end()) {
@@ -28,16 +35,16 @@ ProgramCache::ProgramPtr ProgramCache::insert(const Key& key, ProgramPtr program
     dropped.push_back(std::move(program));
     return it->program;
   }
-  if (max_bytes_ != 0 && bytes > max_bytes_) {
+  if (max_bytes_ != 0 && own_bytes + shared_bytes > max_bytes_) {
     ++evictions_;
     return program;
   }
-  lru_.push_front(Entry{key, program, bytes});
-  bytes_ += bytes;
+  lru_.push_front(Entry{key, program, own_bytes, shared_bytes});
+  own_bytes_ += own_bytes;
   if (program) ++programs_;
-  while (lru_.size() > max_programs_ || (max_bytes_ != 0 && bytes_ > max_bytes_)) {
+  while (lru_.size() > max_programs_ || (max_bytes_ != 0 && bytes() > max_bytes_)) {
     Entry& last = lru_.back();
-    bytes_ -= last.bytes;
+    own_bytes_ -= last.own_bytes;
     if (last.program) --programs_;
     ++evictions_;
     dropped.push_back(std::move(last.program));
@@ -52,7 +59,7 @@ void ProgramCache::drop_all(std::vector<ProgramPtr>& dropped) {
     dropped.push_back(std::move(e.program));
   }
   lru_.clear();
-  bytes_ = 0;
+  own_bytes_ = 0;
   programs_ = 0;
 }
 

@@ -176,13 +176,14 @@ std::shared_ptr<const CompiledProgram> Session::program_for_dims(
   std::lock_guard lock(programs.mutex);
   // A null entry remembers that this shape's graph has data-dependent shapes: such graphs run on
   // the interpreter, which infers as it goes.
-  const uint64_t bytes = program ? program->cached_bytes() : 0;
+  const uint64_t own_bytes = program ? program->own_bytes() : 0;
+  const uint64_t shared_bytes = program ? program->shared_bytes() : 0;
   if (program) {
     ++programs.stats.programs_compiled;
     if (program->runs_as_cuda_graph()) ++programs.stats.cuda_graph_programs;
     program->record(programs.stats);
   }
-  return programs.cache.insert(key, std::move(program), bytes, dropped);
+  return programs.cache.insert(key, std::move(program), own_bytes, shared_bytes, dropped);
 }
 
 std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) const {
@@ -263,6 +264,7 @@ SessionStats Session::stats() const {
   st.program_evictions = cache.evictions();
   st.cached_programs = cache.programs();
   st.cached_program_bytes = cache.bytes();
+  st.shared_arena_bytes = programs_->resources.shared_arena_bytes();
   return st;
 }
 

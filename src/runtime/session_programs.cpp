@@ -39,6 +39,13 @@ uint64_t SessionResources::device_bytes_in_use() const {
   return 0;
 }
 
+uint64_t SessionResources::shared_arena_bytes() const {
+#ifdef GF_HAVE_CUDA
+  if (device_memory) return device_memory->arena_backed_bytes();
+#endif
+  return 0;
+}
+
 Graph specialise(const Graph& g, const std::vector<Tensor>& inputs, const SessionOptions& options) {
   std::vector<std::vector<int64_t>> dims;
   for (const Tensor& t : inputs) dims.push_back(t.dims());
@@ -75,6 +82,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda_options.use_graph = options.mode == ExecutionMode::kGraph;
   cuda_options.programmatic_launch = options.programmatic_launch;
   if (resources) cuda_options.device_memory = resources->device_memory;
+  cuda_options.shared_arena = options.share_device_arena;
   cuda_options.skinny_gemm = options.skinny_gemm;
   cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
@@ -100,16 +108,23 @@ std::vector<Tensor> CompiledProgram::run(std::span<const Tensor> inputs) const {
 
 uint64_t CompiledProgram::host_arena_bytes() const { return cpu ? cpu->stats().arena_bytes : 0; }
 
-uint64_t CompiledProgram::cached_bytes() const {
+// Kernel modules and pointer tables are left out: a few KiB per program. So are the weights:
+// the session's programs share them.
+uint64_t CompiledProgram::own_bytes() const {
 #ifdef GF_HAVE_CUDA
   if (cuda) {
-    // Kernel modules and pointer tables are left out: a few KiB per program. So are the
-    // weights: the session's programs share them.
     const cuda::CudaProgramStats& s = cuda->stats();
-    return s.arena_bytes + s.workspace_bytes;
+    return s.private_bytes + (s.shared_arena ? 0 : s.arena_lease_bytes);
   }
 #endif
   return host_arena_bytes();
+}
+
+uint64_t CompiledProgram::shared_bytes() const {
+#ifdef GF_HAVE_CUDA
+  if (cuda && cuda->stats().shared_arena) return cuda->stats().arena_lease_bytes;
+#endif
+  return 0;
 }
 
 bool CompiledProgram::runs_as_cuda_graph() const {

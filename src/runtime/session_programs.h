@@ -26,6 +26,7 @@ struct SessionResources {
   explicit SessionResources(const SessionOptions& options);
   // Device bytes the session's programs hold now (0 on the CPU).
   uint64_t device_bytes_in_use() const;
+  uint64_t shared_arena_bytes() const;  // behind the shared CUDA arena now
 };
 
 // One compiled program; exactly one of the two is set.
@@ -41,8 +42,10 @@ struct CompiledProgram {
   std::vector<Tensor> run(std::span<const Tensor> inputs) const;
   // Host bytes a run holds besides its outputs (the CPU arena; the CUDA arena is on the device).
   uint64_t host_arena_bytes() const;
-  // The bytes it holds, as SessionOptions::max_cached_program_bytes counts them.
-  uint64_t cached_bytes() const;
+  // The bytes it holds, as SessionOptions::max_cached_program_bytes counts them: its own, and
+  // its lease on the session's shared CUDA arena (which holds the largest lease, not the sum).
+  uint64_t own_bytes() const;
+  uint64_t shared_bytes() const;
   // Whether it runs as one CUDA graph.
   bool runs_as_cuda_graph() const;
   // Copies this program's numbers into the session's stats.

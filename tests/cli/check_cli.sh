@@ -88,7 +88,7 @@ check_one_line_error error_is_one_line -- demo --device tpu
 check run_relu 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --iterations 2 --json "$tmp/r.json" --output-dir "$tmp/out"
 check run_relu_json 0 '"latency_us": \{"min"' -- run "$tmp/relu.onnx" --iterations 1 --json /dev/stdout
 # One warm-up and two timed runs: one program compiled, two cache hits.
-check run_relu_json_cache 0 '"programs_compiled": 1, "program_cache_hits": 2, "program_cache_misses": 1, "program_evictions": 0, "cuda_graph_programs": 0, "cached_programs": 1, "cached_program_bytes": [0-9]+, "padded_runs": 0\}' -- run "$tmp/relu.onnx" --iterations 2 --json /dev/stdout
+check run_relu_json_cache 0 '"programs_compiled": 1, "program_cache_hits": 2, "program_cache_misses": 1, "program_evictions": 0, "cuda_graph_programs": 0, "cached_programs": 1, "cached_program_bytes": [0-9]+, "shared_arena_bytes": 0, "padded_runs": 0\}' -- run "$tmp/relu.onnx" --iterations 2 --json /dev/stdout
 check run_relu_json_fallbacks 0 '"fallback_nodes": 0, "fallback_reasons": \[\]' -- run "$tmp/relu.onnx" --iterations 1 --json /dev/stdout
 check run_relu_input 0 'latency over 1 runs' -- run "$tmp/relu.onnx" --iterations 1 --input "x=$tmp/good.npy"
 check run_missing_file 1 "^error: cannot open '.*nope.onnx'" -- run "$tmp/nope.onnx"

@@ -180,18 +180,25 @@ TEST_F(CudaReliability, ThousandShapesKeepDeviceMemoryWithinTheCacheAndGiveItAll
   }
 }
 
+// With arenas of their own, programs of one size add up: the byte bound keeps two of them. (On
+// the shared arena they would all fit: ShapesShareOneArenaAsLargeAsTheLargest.)
 TEST_F(CudaReliability, ByteBoundEvictsProgramsOnTheDevice) {
   const Graph g = gemm_graph();
+  const auto own_arenas = [] {
+    SessionOptions o = cublas_graph_mode();
+    o.share_device_arena = false;
+    return o;
+  };
   uint64_t program_bytes = 0;
   {
-    Session probe(g, cublas_graph_mode());
+    Session probe(g, own_arenas());
     probe.run({gemm_input(64)});
     program_bytes = probe.stats().cached_program_bytes;
   }
   ASSERT_GT(program_bytes, 10 * kSlack);  // the 32 MiB cuBLASLt workspace dominates
   const uint64_t start = free_bytes();
   {
-    SessionOptions o = cublas_graph_mode();
+    SessionOptions o = own_arenas();
     o.max_cached_program_bytes = 2 * program_bytes + program_bytes / 2;  // two fit, three do not
     Session s(g, o);
     for (int64_t n : {64, 65, 66, 64}) {
@@ -210,7 +217,7 @@ TEST_F(CudaReliability, ByteBoundEvictsProgramsOnTheDevice) {
   EXPECT_LE(used_since(start), kSlack);
   {
     // A bound below one program: each run compiles, runs and frees its program.
-    SessionOptions o = cublas_graph_mode();
+    SessionOptions o = own_arenas();
     o.max_cached_program_bytes = program_bytes / 2;
     Session s(g, o);
     for (int run = 0; run < 2; ++run) {
@@ -295,18 +302,15 @@ TEST_F(CudaReliability, ProgramsOfOneSessionShareTheirWeights) {
   }
 }
 
-// A session capped below two programs drops its cached ones to compile a new shape, refuses a
-// shape that does not fit alone (naming the cap), and runs afterwards.
-TEST_F(CudaReliability, DeviceMemoryLimitIsKeptAndTheSessionRunsAfterwards) {
+void expect_device_memory_limit_kept(SessionOptions o, int programs_compiled) {
   const Graph g = gemm_graph();
   uint64_t one_program = 0;
   {
-    Session probe(g, cuda_graph_mode());
+    Session probe(g, o);
     probe.run({gemm_input(64)});
     one_program = probe.device_bytes_in_use();
   }
   ASSERT_GT(one_program, 0u);
-  SessionOptions o = cuda_graph_mode();
   o.device_memory_limit_bytes = one_program + one_program / 2;
   Session s(g, o);
   for (int64_t n : {64, 65, 64}) {
@@ -314,13 +318,88 @@ TEST_F(CudaReliability, DeviceMemoryLimitIsKeptAndTheSessionRunsAfterwards) {
     testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
     EXPECT_LE(s.device_bytes_in_use(), o.device_memory_limit_bytes);
   }
-  EXPECT_EQ(s.stats().programs_compiled, 3);  // 64 was dropped to make room for 65
+  EXPECT_EQ(s.stats().programs_compiled, programs_compiled);
   // 2^21 rows: an arena of 768 MiB, over the cap by itself.
   testing::expect_error([&] { s.run({Tensor(DType::kF32, {int64_t{1} << 21, 64})}); }, ErrorCode::kOutOfMemory,
                         {"device memory limit", std::to_string(o.device_memory_limit_bytes), "arena"});
   EXPECT_LE(s.device_bytes_in_use(), o.device_memory_limit_bytes);
   const Tensor x = gemm_input(66);
   testing::expect_matches(s.run({x})[0], gemm_oracle(g, x));
+}
+
+// A session capped at one and a half programs: with arenas of their own, it drops its cached
+// programs to compile a new shape; on the shared arena a second shape of about the same size
+// fits beside the first. Either way it refuses a shape that does not fit alone (naming the cap),
+// and runs afterwards.
+TEST_F(CudaReliability, DeviceMemoryLimitIsKeptAndTheSessionRunsAfterwards) {
+  for (const bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared arena" : "own arenas");
+    SessionOptions o = cuda_graph_mode();
+    o.share_device_arena = shared;
+    expect_device_memory_limit_kept(o, shared ? 2 : 3);  // own arenas: 64 is dropped for 65
+  }
+}
+
+// y = tanh(x) + x, x: f32[n, 4096]: one generated kernel; its arena holds x and y (32 KiB a row).
+Graph wide_rows_graph() {
+  GraphBuilder b("wide_rows");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n")), 4096});
+  b.output(b.add(b.unary(Op::kTanh, x), x), "y");
+  return b.build();
+}
+
+// The programs of three shapes hold one arena as large as the largest needs, not the sum of
+// three; evicting the largest gives its part back; the session gives all of it back. With
+// share_device_arena off, the arenas add up.
+TEST_F(CudaReliability, ShapesShareOneArenaAsLargeAsTheLargest) {
+  const Graph g = wide_rows_graph();
+  const Session reference(g, SessionOptions{});
+  constexpr uint64_t kRowBytes = 2 * 4096 * 4;             // x and y
+  const std::vector<int64_t> shapes = {2048, 4096, 3072};  // arenas of 64, 128 and 96 MiB
+  {
+    Session warm_up(g, cuda_graph_mode());
+    warm_up.run({rows(1, 4096)});
+  }
+  for (const bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared" : "own arenas");
+    const uint64_t start = free_bytes();
+    {
+      SessionOptions o = cuda_graph_mode();
+      o.share_device_arena = shared;
+      o.max_cached_programs = 3;
+      Session s(g, o);
+      for (int64_t n : shapes) {
+        const Tensor x = rows(n, 4096);
+        testing::expect_matches(s.run({x})[0], reference.run({x})[0]);
+      }
+      const uint64_t largest = 4096 * kRowBytes, sum = (2048 + 4096 + 3072) * kRowBytes;
+      const uint64_t in_use = s.device_bytes_in_use();
+      if (shared) {
+        EXPECT_GE(s.stats().shared_arena_bytes, largest);
+        EXPECT_LE(s.stats().shared_arena_bytes, largest + kSlack);
+        EXPECT_LE(in_use, largest + 3 * kProgramOverhead);
+        EXPECT_LE(s.stats().cached_program_bytes, largest + 3 * kProgramOverhead);
+        EXPECT_GE(s.stats().cached_program_bytes, largest);
+      } else {
+        EXPECT_EQ(s.stats().shared_arena_bytes, 0u);
+        EXPECT_GE(in_use, sum);
+      }
+      EXPECT_LE(used_since(start), in_use + 3 * kProgramOverhead);
+      EXPECT_GE(used_since(start) + kSlack, in_use);
+      // Two more shapes push out the two least recently used (2048 and 4096): what stays is
+      // 3072, 1024 and 512 rows.
+      for (int64_t n : {1024, 512}) {
+        const Tensor x = rows(n, 4096);
+        testing::expect_matches(s.run({x})[0], reference.run({x})[0]);
+      }
+      EXPECT_EQ(s.stats().cached_programs, 3);
+      if (shared) {
+        EXPECT_LE(s.stats().shared_arena_bytes, 3072 * kRowBytes + kSlack);
+        EXPECT_LE(used_since(start), 3072 * kRowBytes + 3 * kProgramOverhead);
+      }
+    }
+    EXPECT_LE(used_since(start), kSlack);
+  }
 }
 
 #ifdef GF_HAVE_ONNX

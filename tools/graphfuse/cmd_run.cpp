@@ -155,28 +155,30 @@ int run_model(const RunOptions& o) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min, lat.median, lat.p90);
     const SessionStats st = session.stats();
-    const std::string stats = "{\"cpu_backend\": " + json_string(o.cpu_backend) +
-                              ", \"precision\": " + json_string(o.precision) +
-                              ", \"mode\": " + json_string(o.device == "cuda" ? o.mode : "cpu") +
-                              ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
-                              ", \"programmatic_edges\": " + std::to_string(st.programmatic_edges) +
-                              ", \"compile_seconds\": " + compile_seconds_json(st.compile_seconds) +
-                              ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
-                              ", \"library_calls\": " + std::to_string(st.library_calls) +
-                              ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
-                              ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
-                              ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
-                              ", \"reference_steps\": " + std::to_string(st.reference_steps) +
-                              ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) +
-                              ", \"fallback_reasons\": " + json_strings(st.fallback_reasons) +
-                              ", \"programs_compiled\": " + std::to_string(st.programs_compiled) +
-                              ", \"program_cache_hits\": " + std::to_string(st.program_cache_hits) +
-                              ", \"program_cache_misses\": " + std::to_string(st.program_cache_misses) +
-                              ", \"program_evictions\": " + std::to_string(st.program_evictions) +
-                              ", \"cuda_graph_programs\": " + std::to_string(st.cuda_graph_programs) +
-                              ", \"cached_programs\": " + std::to_string(st.cached_programs) +
-                              ", \"cached_program_bytes\": " + std::to_string(st.cached_program_bytes) +
-                              ", \"padded_runs\": " + std::to_string(st.padded_runs) + "}";
+    const std::string stats =
+        "{\"cpu_backend\": " + json_string(o.cpu_backend) +
+        ", \"precision\": " + json_string(o.precision) +
+        ", \"mode\": " + json_string(o.device == "cuda" ? o.mode : "cpu") +
+        ", \"graph_nodes\": " + std::to_string(st.graph_nodes) +
+        ", \"programmatic_edges\": " + std::to_string(st.programmatic_edges) +
+        ", \"compile_seconds\": " + compile_seconds_json(st.compile_seconds) +
+        ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
+        ", \"library_calls\": " + std::to_string(st.library_calls) +
+        ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
+        ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
+        ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
+        ", \"reference_steps\": " + std::to_string(st.reference_steps) +
+        ", \"fallback_nodes\": " + std::to_string(st.fallback_nodes) +
+        ", \"fallback_reasons\": " + json_strings(st.fallback_reasons) +
+        ", \"programs_compiled\": " + std::to_string(st.programs_compiled) +
+        ", \"program_cache_hits\": " + std::to_string(st.program_cache_hits) +
+        ", \"program_cache_misses\": " + std::to_string(st.program_cache_misses) +
+        ", \"program_evictions\": " + std::to_string(st.program_evictions) +
+        ", \"cuda_graph_programs\": " + std::to_string(st.cuda_graph_programs) +
+        ", \"cached_programs\": " + std::to_string(st.cached_programs) +
+        ", \"cached_program_bytes\": " + std::to_string(st.cached_program_bytes) +
+        ", \"shared_arena_bytes\": " + std::to_string(st.shared_arena_bytes) +
+        ", \"padded_runs\": " + std::to_string(st.padded_runs) + "}";
     write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
                                 ", \"stats\": " + stats +
                                 ", \"iterations\": " + std::to_string(o.iterations) + ", \"latency_us\": " + buf +

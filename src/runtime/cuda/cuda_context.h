@@ -24,6 +24,7 @@ class CudaContext {
   // Makes the primary context current on the calling thread (cheap; call at every entry).
   void make_current() const;
   CUcontext context() const { return context_; }
+  CUdevice device() const { return device_; }
   int compute_capability() const { return compute_capability_; }  // major * 10 + minor
   int sm_count() const { return sm_count_; }
   const std::string& name() const { return name_; }

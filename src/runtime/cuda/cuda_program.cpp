@@ -54,7 +54,7 @@ CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
   }
   const int slot = slot_of_value[static_cast<size_t>(v)];
   GF_ASSERT(slot >= 0, "a device step uses a value with no arena slot");
-  return arena.ptr() + memory.offsets[static_cast<size_t>(slot)];
+  return arena_lease->ptr() + memory.offsets[static_cast<size_t>(slot)];
 }
 
 void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep& s,
@@ -71,7 +71,7 @@ void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep
     };
     for (const GemmCall& call : p.calls) {
       s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
-                  address(c, call.c_offset, es), st.workspace.address(), stream);
+                  address(c, call.c_offset, es), st.workspace_address(), stream);
     }
     return;
   }
@@ -83,7 +83,7 @@ void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep
     };
     s.conv->run(address(n.inputs[0]), address(n.inputs[1]),
                 has_bias ? address(n.inputs[2]) : nullptr, address(n.outputs[0]),
-                st.workspace.address(), stream);
+                st.workspace_address(), stream);
     return;
   }
   GF_ASSERT(false, "run_library_step: not a library step");
@@ -125,7 +125,6 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.arena_pieces = pieces.count;
   const std::string what = "'" + graph_.name + "'";
   SessionDeviceMemory& device = *st.device_memory;
-  st.arena = device.allocate(st.memory.arena_bytes, "the arena of " + what);
 
   // Weights the device steps read (through views too), once.
   std::vector<ValueId> weights;
@@ -149,7 +148,14 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   const auto weights_start = Clock::now();
   st.weights = DeviceWeights(graph_, weights, device);
   seconds.weights = std::chrono::duration<double>(Clock::now() - weights_start).count();
-  st.workspace = device.allocate(workspace, "the library workspace of " + what);
+  // The arena: the memory plan's bytes, then the workspace (aligned for the libraries).
+  const uint64_t workspace_offset = (st.memory.arena_bytes + 255) / 256 * 256;
+  st.arena = options.shared_arena ? device.arena() : SessionArena::create(device.budget());
+  st.arena_lease = st.arena->lease(
+      workspace_offset + workspace,
+      "the arena of " + what + " (" + std::to_string(st.memory.arena_bytes) + " bytes of values, " +
+          std::to_string(workspace) + " of library workspace)");
+  st.workspace = workspace > 0 ? st.arena_lease->ptr() + workspace_offset : 0;
 
   // Every kernel's pointer table, filled once: no address changes between runs. Private
   // buffers start zeroed (the kernels that use them leave them so).
@@ -180,7 +186,6 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.stream = std::make_unique<CudaStream>();
   st.bindings = std::make_unique<ProgramBindings>(graph_, st, binding_cubin, ctx.sm_count());
   graph_addresses_ = st.bindings->defaults();
-  check_cu(cuda_driver().cuEventCreate(&st.done, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
   check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
   lap(seconds.memory);
@@ -188,6 +193,9 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   stats_.arena_lower_bound = st.memory.lower_bound;
   stats_.weight_bytes = st.weights.bytes();
   stats_.workspace_bytes = workspace + private_bytes;
+  stats_.arena_lease_bytes = st.arena_lease->bytes();
+  stats_.private_bytes = private_bytes;
+  stats_.shared_arena = options.shared_arena && st.arena->shared();
 
   if (!options.use_graph) {
     stats_.eager_reason = "graph mode off";
@@ -202,7 +210,6 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
 }
 
 CudaProgramState::~CudaProgramState() {
-  if (done) cuda_driver().cuEventDestroy(done);
   if (ready) cuda_driver().cuEventDestroy(ready);
 }
 
@@ -223,13 +230,17 @@ std::vector<std::string> CudaProgram::kernel_sources() const {
 
 std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   GF_ASSERT(inputs.size() == graph_.inputs().size());
-  std::lock_guard lock(run_mutex_);
+  const CudaProgramState& st = *state_;
+  std::scoped_lock lock(run_mutex_, st.arena->turn());
   CudaContext::get();
   const CudaDriverApi& cu = cuda_driver();
-  const CudaProgramState& st = *state_;
   const CUstream stream = st.stream->get();
-  // After a run on caller buffers that went on another stream.
-  if (stream != last_stream_) check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
+  // After the arena's last run, when that went on another stream (another program's, or a
+  // caller's).
+  CUstream& last = st.arena->last_stream();
+  if (stream != last)
+    check_cu(cu.cuStreamWaitEvent(stream, st.arena->done(), 0), "cuStreamWaitEvent");
+  last = stream;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
     if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0)
@@ -260,6 +271,8 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
 void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) const {
   const CudaDriverApi& cu = cuda_driver();
   const CudaProgramState& st = *state_;
+  CUstream& last = st.arena->last_stream();
+  const CUevent done = st.arena->done();
   if (cuda_graph_) {
     if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
                     graph_addresses_.end())) {
@@ -267,20 +280,20 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       graph_addresses_.assign(addresses.begin(), addresses.end());
     }
     // A stream orders its own work: only a run on another stream waits for the last one.
-    if (stream != last_stream_) {
-      check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
-    }
-    cuda_graph_->launch(stream);  // records st.done at its end
-    last_stream_ = stream;
+    if (stream != last) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
+    cuda_graph_->launch(stream);  // records `done` at its end
+    last = stream;
     return;
   }
   // Eager: the steps go on the program's stream (host steps synchronise it), after the caller's
-  // stream reaches this point, and the caller's stream waits for them.
+  // stream reaches this point and the arena's last run is done, and the caller's stream waits
+  // for them.
   const CUstream own = st.stream->get();
   if (stream != own) {
     check_cu(cu.cuEventRecord(st.ready, stream), "cuEventRecord");
     check_cu(cu.cuStreamWaitEvent(own, st.ready, 0), "cuStreamWaitEvent");
   }
+  if (own != last) check_cu(cu.cuStreamWaitEvent(own, done, 0), "cuStreamWaitEvent");
   const ProgramBindings& b = *st.bindings;
   const bool bound = !std::equal(addresses.begin(), addresses.end(), b.defaults().begin(),
                                  b.defaults().end());
@@ -313,13 +326,13 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     auto args = out.kernel_params();
     launch_kernel(b.bind_out(), b.grid(), b.block(), 0, own, args.data(), "binding the outputs");
   }
-  check_cu(cu.cuEventRecord(st.done, own), "cuEventRecord");
-  if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, st.done, 0), "cuStreamWaitEvent");
-  last_stream_ = own;
+  check_cu(cu.cuEventRecord(done, own), "cuEventRecord");
+  if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
+  last = own;
 }
 
 void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {
-  std::lock_guard lock(run_mutex_);
+  std::scoped_lock lock(run_mutex_, state_->arena->turn());
   CudaContext::get();
   state_->bindings->check(graph_, addresses);
   launch(addresses, stream);

@@ -1,17 +1,19 @@
 // The CUDA backend: a graph with static shapes compiled into a list of steps (generated kernels
 // from the fusion plan, cuBLASLt GEMMs and cuDNN convolutions for the anchors with their
 // epilogues generated, hand-written anchor kernels for attention and pooling, host steps on the
-// reference kernels where nothing else takes a node) over one device arena placed by
-// plan_memory, run as one CUDA graph or step by step on a stream. Weights are uploaded once, when
+// reference kernels where nothing else takes a node) over a device arena placed by plan_memory
+// (leased from the session's shared arena, session_arena.h), run as one CUDA graph or step by
+// step on a stream. Weights are uploaded once, when
 // the program is built. run() copies host inputs in and outputs out; run_on_device() and
 // populate() bind the caller's device buffers instead (runtime/cuda/program_bindings.h).
 //
-// Thread safety: run() and run_on_device() may be called from any thread, but calls on one
-// program serialise on a mutex, and their GPU work is ordered one after another whatever the
-// streams: the program has one arena and one library workspace, and its device addresses never
-// change (what a CUDA graph of it relies on). Programs run concurrently. Graphs that a caller
-// populated are the caller's to order: two launches of them must not overlap each other or a
-// run of the same program.
+// Thread safety: run() and run_on_device() may be called from any thread, but calls on the
+// programs of one arena serialise on its turn, and their GPU work is ordered one after another
+// whatever the streams: the programs share the arena and the library workspace in it, and
+// their device addresses never change (what a CUDA graph of them relies on). Programs with
+// arenas of their own (CudaProgramOptions::shared_arena false) run concurrently. Graphs that a
+// caller populated are the caller's to order: two launches of them must not overlap each other
+// or a run of a program of the same arena.
 //
 // This header includes no CUDA header, so the Session can name the type in every build.
 #pragma once
@@ -53,9 +55,12 @@ struct CudaProgramOptions {
   // Run the steps as one CUDA graph (cuda_program_graph.h), built and instantiated with the
   // program. A program with host steps runs eagerly whatever this says (stats say which).
   bool use_graph = true;
-  // Where its weights and budget come from: the session's (shared by its programs); null gives
-  // the program memory of its own, with no cap.
+  // Where its weights, budget and arena come from: the session's (shared by its programs); null
+  // gives the program memory of its own, with no cap.
   std::shared_ptr<SessionDeviceMemory> device_memory;
+  // Lease the arena from device_memory's shared one (the programs then take turns); false: an
+  // arena of the program's own.
+  bool shared_arena = true;
   // Which decode-shaped GEMMs run as generated skinny GEMM kernels with their epilogue fused
   // (skinny_gemm_step.h); the rest run through cuBLASLt.
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
@@ -81,6 +86,10 @@ struct CudaProgramStats {
   uint64_t arena_lower_bound = 0;
   uint64_t weight_bytes = 0;
   uint64_t workspace_bytes = 0;  // the library workspace and the steps' private buffers
+  // Its lease on the arena: arena_bytes, aligned, then the library workspace.
+  uint64_t arena_lease_bytes = 0;
+  bool shared_arena = false;   // the lease is on an arena shared with other programs
+  uint64_t private_bytes = 0;  // the steps' private buffers (outside the arena)
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // of its edges, those that let a kernel start early
   // Where its construction went (CompileSeconds's CUDA parts; passes and total stay 0).
@@ -155,8 +164,6 @@ class CudaProgram {
   std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;
   mutable std::vector<uint64_t> graph_addresses_;  // what cuda_graph_ is bound to now
-  // The stream of the last launch (its end recorded in the state's `done` event).
-  mutable CUstream_st* last_stream_ = nullptr;
 };
 
 }  // namespace gf::cuda

@@ -355,8 +355,9 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
   // The graph itself marks its end for runs on other streams (CudaProgram::launch): no event
   // call per launch.
   CUgraphNode recorded = nullptr;
-  check_cu(cu.cuGraphAddEventRecordNode(&recorded, pg->graph_, &pg->segment_.exit, 1, st.done),
-           "cuGraphAddEventRecordNode");
+  check_cu(
+      cu.cuGraphAddEventRecordNode(&recorded, pg->graph_, &pg->segment_.exit, 1, st.arena->done()),
+      "cuGraphAddEventRecordNode");
   check_cu(cu.cuGraphInstantiateWithFlags(&pg->exec_, pg->graph_, 0),
            "cuGraphInstantiateWithFlags");
   return pg;

@@ -21,6 +21,7 @@
 #include "runtime/cuda/device_weights.h"
 #include "runtime/cuda/gemm_plan.h"
 #include "runtime/cuda/program_bindings.h"
+#include "runtime/cuda/session_arena.h"
 #include "runtime/cuda/session_device_memory.h"
 #include "runtime/memory_plan.h"
 #include "runtime/step_lifetimes.h"
@@ -84,18 +85,18 @@ struct CudaProgramState {
   // edges order the uses of each piece.
   std::vector<std::pair<int, int>> slot_pieces;
   int arena_pieces = 0;
-  DeviceBuffer arena;
+  // Whose turns the program takes, and its lease on it: the memory plan's bytes, then the
+  // library workspace (runs take turns, so one workspace serves the session's programs).
+  std::shared_ptr<SessionArena> arena;
+  std::unique_ptr<SessionArena::Lease> arena_lease;
+  CUdeviceptr workspace = 0;
   DeviceWeights weights;
   DeviceBuffer tables;  // the kernels' pointer tables, one after another
-  DeviceBuffer workspace;
   std::unique_ptr<ProgramBindings> bindings;
   // Device state of the loops populated into callers' graphs (program_control.h); they may run
   // as long as the program lives.
   mutable std::vector<DeviceBuffer> control_buffers;
   std::unique_ptr<CudaStream> stream;
-  // Recorded after every run's work, waited for before the next: runs on different streams
-  // take turns on the arena.
-  CUevent done = nullptr;
   CUevent ready = nullptr;  // the caller's stream reached a run (eager runs on caller buffers)
   // Graph mode: kernel-to-kernel edges are programmatic where the later kernel syncs
   // (CudaProgramOptions::programmatic_launch; cuda_program_graph.h).
@@ -108,6 +109,9 @@ struct CudaProgramState {
 
   // The device address of `v`'s storage: the arena slot, or the uploaded weight.
   CUdeviceptr device_ptr(const Graph& g, ValueId v) const;
+  void* workspace_address() const {
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(workspace));
+  }
 };
 
 // Turns the fusion plan of `g` into steps (kernels not yet compiled) and fills the step counts

@@ -35,6 +35,17 @@ std::shared_ptr<const DeviceBuffer> SessionDeviceMemory::weight(const Tensor& t,
   return std::shared_ptr<const DeviceBuffer>(held, &held->device);
 }
 
+std::shared_ptr<SessionArena> SessionDeviceMemory::arena() {
+  std::lock_guard lock(mutex_);
+  if (!arena_) arena_ = SessionArena::create(budget_);
+  return arena_;
+}
+
+uint64_t SessionDeviceMemory::arena_backed_bytes() const {
+  std::lock_guard lock(mutex_);
+  return arena_ ? arena_->backed_bytes() : 0;
+}
+
 uint64_t SessionDeviceMemory::weight_bytes() const {
   std::lock_guard lock(mutex_);
   uint64_t bytes = 0;

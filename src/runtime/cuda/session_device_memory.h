@@ -2,7 +2,8 @@
 //   - the weights: a constant is uploaded once, however many programs read it, and freed when
 //     the last program that reads it is;
 //   - the budget (SessionOptions::device_memory_limit_bytes) that every device buffer of those
-//     programs is charged to, so a session cannot take more than its cap.
+//     programs is charged to, so a session cannot take more than its cap;
+//   - the arena their intermediates live in (session_arena.h), as large as the largest needs.
 // Thread-safe: programs may be compiled on several threads at once.
 #pragma once
 
@@ -17,6 +18,7 @@
 
 #include "graphfuse/tensor.h"
 #include "runtime/cuda/device_buffer.h"
+#include "runtime/cuda/session_arena.h"
 
 namespace gf::cuda {
 
@@ -30,6 +32,10 @@ class SessionDeviceMemory {
     return DeviceBuffer(bytes, what, budget_);
   }
   const std::shared_ptr<DeviceMemoryBudget>& budget() const { return budget_; }
+
+  // The programs' shared arena, made on first use (needs a current context).
+  std::shared_ptr<SessionArena> arena();
+  uint64_t arena_backed_bytes() const;  // 0 before the arena is made
 
   // The device copy of constant `t` (named `name` in errors), uploaded on first use
   // (synchronously) and shared while any program holds it. Two constants are the same weight
@@ -55,6 +61,7 @@ class SessionDeviceMemory {
   std::shared_ptr<DeviceMemoryBudget> budget_;
   mutable std::mutex mutex_;
   std::map<Key, std::weak_ptr<const Held>> weights_;
+  std::shared_ptr<SessionArena> arena_;
 };
 
 }  // namespace gf::cuda
