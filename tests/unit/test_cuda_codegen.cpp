@@ -12,9 +12,11 @@
 #include "codegen/cuda/binding_kernels.h"
 #include "codegen/cuda/cuda_emitter.h"
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "fusion/cost_model.h"
+#include "fusion/kernel_ir.h"
 #include "fusion/plan.h"
-#include "graphfuse/device.h"
 #include "gpu/cuda_kernel_cases.h"
+#include "graphfuse/device.h"
 #include "runtime/cuda/cuda_module.h"
 
 namespace gf {
@@ -323,6 +325,51 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
   EXPECT_NE(approx.find("gf_div_approx(t"), std::string::npos);
   codegen::NvrtcCompiler compiler(options());
   EXPECT_EQ(compiler.compile_all({rounded, approx}, kSm90).size(), 2u);
+}
+
+// The one kernel of `g` (a row-wise op on bf16 rows of `row` elements), as the CUDA source.
+std::string row_kernel_source(const Graph& g) {
+  const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
+  EXPECT_EQ(plan.groups.size(), 1u);
+  return codegen::emit_cuda_kernel(fusion::lower_group(g, plan.groups.front(), "rows"), g).source;
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(CudaCodegenCache, PersistentRowsKeepWhatLaterPassesReadInRegisters) {
+  // Softmax over 16k-element rows: the sum pass keeps exp(x - max) for the store pass, which
+  // then only divides (one exp per element, not two). Its x is dead after the sum pass, so the
+  // kept array replaces it within the register budget.
+  GraphBuilder b("softmax");
+  const ValueId x = b.input("x", DType::kBF16, Shape::from_static({64, 16384}));
+  b.output(b.softmax(x), "y");
+  const std::string kept = row_kernel_source(b.build());
+  EXPECT_EQ(occurrences(kept, "= expf(t"), 1u) << kept;
+  EXPECT_EQ(occurrences(kept, "float gf_v"), 1u);
+  // y = softmax(x) * x reads x in the store pass too: x and exp(x - max) would be two arrays of
+  // 64 values a thread, past the budget, so the store pass computes exp again.
+  GraphBuilder b2("softmax_times_x");
+  const ValueId x2 = b2.input("x", DType::kBF16, Shape::from_static({64, 16384}));
+  b2.output(b2.mul(b2.softmax(x2), x2), "y");
+  const std::string recomputed = row_kernel_source(b2.build());
+  EXPECT_EQ(occurrences(recomputed, "= expf(t"), 2u) << recomputed;
+  EXPECT_EQ(occurrences(recomputed, "float gf_v"), 0u);
+  // LayerNorm keeps x - mean from the variance pass for the store pass.
+  GraphBuilder b3("layer_norm");
+  const ValueId x3 = b3.input("x", DType::kBF16, Shape::from_static({64, 4096}));
+  Tensor ones(DType::kBF16, {4096});
+  for (int64_t i = 0; i < 4096; ++i) ones.data<BFloat16>()[i] = BFloat16(1.0f);
+  b3.output(b3.layer_norm(x3, b3.constant("gamma", ones),
+                          b3.constant("beta", Tensor(DType::kBF16, {4096}))),
+            "y");
+  const std::string norm = row_kernel_source(b3.build());
+  EXPECT_EQ(occurrences(norm, "float gf_v"), 1u) << norm;
+  codegen::NvrtcCompiler compiler(options());
+  EXPECT_EQ(compiler.compile_all({kept, recomputed, norm}, kSm90).size(), 3u);
 }
 
 TEST(CudaCodegen, UnsupportedOpsAndMalformedKernelsAreErrors) {

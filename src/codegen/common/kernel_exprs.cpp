@@ -219,6 +219,7 @@ std::string KernelExprWriter::op_value(const Expr& e) const {
 }
 
 std::string KernelExprWriter::expr_value(ExprId id) const {
+  if (const auto kept = value_source_.find(id); kept != value_source_.end()) return kept->second;
   const Expr& e = expr(id);
   switch (e.kind) {
     case ExprKind::kOuterIndex:
@@ -266,7 +267,8 @@ void KernelExprWriter::emit(std::ostream& out, const std::vector<ExprId>& roots,
     const ExprId id = stack.back();
     stack.pop_back();
     if (!needed.insert(id).second) continue;
-    if (load_source_.count(id)) continue;  // read from elsewhere: its index is not needed
+    if (load_source_.count(id) || value_source_.count(id))
+      continue;  // read from elsewhere: its args are not needed
     for (ExprId a : expr(id).args) stack.push_back(a);
   }
   for (ExprId id : needed) {

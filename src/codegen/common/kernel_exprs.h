@@ -57,7 +57,15 @@ class KernelExprWriter {
   void set_load_source(fusion::ExprId load, std::string stored) {
     load_source_[load] = std::move(stored);
   }
-  void clear_load_sources() { load_source_.clear(); }
+  // From now on, `id` is the compute-typed value `value` (an element of a register array that an
+  // earlier pass filled); its args are then not written. Cleared by clear_load_sources.
+  void set_value_source(fusion::ExprId id, std::string value) {
+    value_source_[id] = std::move(value);
+  }
+  void clear_load_sources() {
+    load_source_.clear();
+    value_source_.clear();
+  }
   void clear_load_source(fusion::ExprId load) { load_source_.erase(load); }
 
   // Writes the exprs among `roots` and their args that live at this level (`inner`: those that
@@ -103,6 +111,7 @@ class KernelExprWriter {
   std::vector<bool> narrow_;  // per expr: computed as int32_t
   mutable std::vector<int8_t> exact_16bit_;  // per expr: holds_exact_16bit, -1 until asked
   std::map<fusion::ExprId, std::string> load_source_;
+  std::map<fusion::ExprId, std::string> value_source_;
 };
 
 }  // namespace gf::codegen

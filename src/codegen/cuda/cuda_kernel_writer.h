@@ -70,6 +70,11 @@ class CudaKernelWriter {
   void write_looped_stores(std::set<fusion::ExprId>& row_done);
   void open_inner_loop(const std::string& indent);
   void write_persistent_row(bool warp_per_row, std::set<fusion::ExprId>& row_done);
+  // Per reduction pass of a persistent row, the per-element values it computes that later
+  // passes need (softmax's exp(x - max), a norm's x - mean), to keep in registers for them
+  // instead of computing them again; none where the registers would pass
+  // kMaxRowValuesPerThread.
+  std::vector<std::vector<fusion::ExprId>> plan_kept_values() const;
   // `for` over this thread's chunks of the row, with the bound check; closes with close_chunks.
   void open_chunks(const std::string& indent);
   void close_chunks(const std::string& indent);

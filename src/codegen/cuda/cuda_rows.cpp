@@ -1,5 +1,6 @@
 // The row schedules (a warp or a block per outer point): persistent rows held in registers, or
 // looped rows that read the row once per reduction and once for the stores.
+#include <algorithm>
 #include <set>
 
 #include "codegen/cuda/cuda_kernel_writer.h"
@@ -131,6 +132,63 @@ void CudaKernelWriter::close_chunks(const std::string& in) {
   out_ << in << "  }\n" << in << "}\n";
 }
 
+std::vector<std::vector<ExprId>> CudaKernelWriter::plan_kept_values() const {
+  const size_t reductions = k_.reductions.size();
+  // The roots of pass p: reduction p's value, or (p == reductions) the per-element stores'.
+  auto roots_from = [&](size_t first) {
+    std::vector<ExprId> roots;
+    for (size_t p = first; p < reductions; ++p) roots.push_back(k_.reductions[p].value);
+    for (const Store& s : k_.stores)
+      if (s.per_inner) roots.insert(roots.end(), {s.index, s.value});
+    return roots;
+  };
+  // The per-element exprs `roots` read, not through `sources` (read from registers).
+  auto reach = [&](const std::vector<ExprId>& roots, const std::set<ExprId>& sources) {
+    std::set<ExprId> seen;
+    std::vector<ExprId> stack(roots.begin(), roots.end());
+    while (!stack.empty()) {
+      const ExprId id = stack.back();
+      stack.pop_back();
+      if (!exprs_.uses_inner(id) || !seen.insert(id).second || sources.count(id)) continue;
+      for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
+    }
+    return seen;
+  };
+  std::set<ExprId> sources(cached_loads_.begin(), cached_loads_.end());
+  std::vector<std::vector<ExprId>> kept(reductions);
+  for (size_t r = 0; r < reductions; ++r) {
+    const std::set<ExprId> here = reach({k_.reductions[r].value}, sources);
+    const std::vector<ExprId> later_roots = roots_from(r + 1);
+    const std::set<ExprId> later = reach(later_roots, sources);
+    std::vector<ExprId> keep;
+    for (ExprId id : here) {
+      const fusion::Expr& e = exprs_.expr(id);
+      // Worth a register array: an op's float result (a cast or select costs about a move).
+      if (!later.count(id) || sources.count(id) || e.kind != fusion::ExprKind::kOp ||
+          !is_floating(e.dtype))
+        continue;
+      bool read_later = std::find(later_roots.begin(), later_roots.end(), id) != later_roots.end();
+      for (ExprId x : later) {
+        const std::vector<ExprId>& args = exprs_.expr(x).args;
+        read_later =
+            read_later || (!here.count(x) && std::find(args.begin(), args.end(), id) != args.end());
+      }
+      if (read_later) keep.push_back(id);
+    }
+    if (keep.empty()) continue;
+    std::set<ExprId> with = sources;
+    with.insert(keep.begin(), keep.end());
+    // The arrays live after this pass: the values kept and the loads later passes still read.
+    const std::set<ExprId> live = reach(later_roots, with);
+    int64_t arrays = 0;
+    for (ExprId id : with) arrays += live.count(id) ? 1 : 0;
+    if (arrays * chunks_per_thread_ * vec_.width > kMaxRowValuesPerThread) continue;
+    kept[r] = std::move(keep);
+    sources = std::move(with);
+  }
+  return kept;
+}
+
 void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>& row_done) {
   const std::string in = kRowIndent, chunk_in = in + "    ";
   const int w = vec_.width;
@@ -167,15 +225,19 @@ void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>&
     out_ << chunk_in << "}\n";
   }
   close_chunks(in);
-  for (ExprId id : cached_loads_)
-    exprs_.set_load_source(
-        id, "gf_c" + std::to_string(id) + "[gf_k * " + std::to_string(w) + " + gf_j]");
+  const std::string element = "[gf_k * " + std::to_string(w) + " + gf_j]";
+  for (ExprId id : cached_loads_) exprs_.set_load_source(id, "gf_c" + std::to_string(id) + element);
 
+  const std::vector<std::vector<ExprId>> kept = plan_kept_values();
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
     const fusion::RowReduction& red = k_.reductions[r];
     const std::string acc = "gf_acc" + std::to_string(r);
     out_ << in << "// reduction " << r << "\n";
     exprs_.emit(out_, {red.value}, false, row_done, in, r);
+    for (ExprId id : kept[r]) {
+      out_ << in << compute_c_type(exprs_.expr(id).dtype) << " gf_v" << id << "["
+           << chunks_per_thread_ * w << "];  // kept for the passes after this one\n";
+    }
     out_ << in << compute_c_type(red.accumulate) << " " << acc << " = "
          << exprs_.reduction_identity(r) << ";\n";
     open_chunks(in);
@@ -184,10 +246,13 @@ void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>&
     unravel_run_point(vec_, k_.inner_dims, base, "gf_j", "i", chunk_in + "  ");
     std::set<ExprId> done;
     exprs_.emit(out_, {red.value}, true, done, chunk_in + "  ", r);
+    for (ExprId id : kept[r])
+      out_ << chunk_in << "  gf_v" << id << element << " = " << exprs_.tmp(id) << ";\n";
     out_ << chunk_in << "  " << acc << " = "
          << exprs_.reduction_combine(r, acc, exprs_.as_type(red.value, red.accumulate)) << ";\n"
          << chunk_in << "}\n";
     close_chunks(in);
+    for (ExprId id : kept[r]) exprs_.set_value_source(id, "gf_v" + std::to_string(id) + element);
     write_row_combine(r, acc, warp_per_row, in);
   }
   write_per_outer_stores(row_done, in);
