@@ -1,11 +1,16 @@
-// cuBLASLt GEMMs with epilogues against the reference interpreter (label gpu). Built with the
-// CUDA parts only; each test skips where no CUDA device is present.
+// cuBLASLt GEMMs with epilogues against the reference interpreter (label gpu): the wrapper
+// called directly, and Sessions whose cuBLASLt step takes the bias row and Relu/tanh-GELU of a
+// GEMM's epilogue (gemm_plan.h), leaving no kernel, where an erf GELU keeps its kernel. Built
+// with the CUDA parts only; each test skips where no CUDA device is present.
 #ifdef GF_HAVE_CUDA
 
 #include <cuda_runtime_api.h>
 
 #include <random>
 
+#include "cuda_backend_util.h"
+#include "gpu_test_util.h"
+#include "graphfuse/builder.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "test_util.h"
 
@@ -122,6 +127,116 @@ TEST_F(CublasLtGemmTest, RejectsIntegerDtypesClearly) {
   spec.m = spec.n = spec.k = 4;
   testing::expect_error([&] { cuda::CublasLtGemm(handle, spec, 1 << 20); }, ErrorCode::kUnsupported,
                         {"i32"});
+}
+
+enum class Activation { kRelu, kGeluTanh, kGeluErf };
+
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::kRelu:
+      return "relu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kGeluErf:
+      return "gelu_erf";
+  }
+  return "";
+}
+
+// W uniform in +-w_scale(k): with x uniform in [-1, 1], x W has a standard deviation of about
+// 1.5 (k * 1/3 * w_scale^2 / 3), where GELU bends.
+float w_scale(int64_t k) {
+  return 4.5f / std::sqrt(static_cast<float>(k));
+}
+
+Tensor scaled(const Tensor& t, float scale) {
+  Tensor f = testing::to_dtype(t, DType::kF32);
+  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] *= scale;
+  return testing::to_dtype(f, t.dtype());
+}
+
+// act(x W + bias): x [..., m, k] an input, W a constant [k, n] (or, with `w_dims`, an input of
+// those dims), bias a constant [n] added on the right (on the left with `bias_first`).
+Graph mlp_layer(DType t, const Shape& x, int64_t k, int64_t n, Activation act,
+                bool bias_first = false, const Shape& w_dims = Shape{}) {
+  std::mt19937 rng(static_cast<uint32_t>(k * 31 + n));
+  GraphBuilder b(std::string("mlp_") + activation_name(act));
+  const ValueId x_in = b.input("x", t, x);  // first: mlp_inputs scales the second input, W
+  const ValueId w = w_dims.rank() > 0
+                        ? b.input("w", t, w_dims)
+                        : b.constant("w", scaled(random_matrix(rng, t, {k, n}), w_scale(k)));
+  const ValueId product = b.matmul(x_in, w);
+  const ValueId row = b.constant("bias", scaled(random_matrix(rng, t, {n}), 0.5f));
+  const ValueId sum = bias_first ? b.add(row, product) : b.add(product, row);
+  b.output(act == Activation::kRelu ? b.unary(Op::kRelu, sum)
+                                    : b.gelu(sum, act == Activation::kGeluTanh),
+           "y");
+  return b.build();
+}
+
+// Inputs x in [-1, 1]; an input W scaled like the constant one.
+std::vector<Tensor> mlp_inputs(const Graph& g, int64_t k) {
+  std::vector<Tensor> in = testing::random_inputs(g, {-1, 1}, 7);
+  if (in.size() > 1) in[1] = scaled(in[1], w_scale(k));
+  return in;
+}
+
+// The reference rounds the product, the sum and the GELU each to 16 bits; cuBLASLt rounds once.
+double mlp_tolerance_scale(DType t, Activation act) {
+  return t != DType::kF32 && act != Activation::kRelu ? 2 : 1;
+}
+
+// Runs `g` on the device in graph and eager mode against the reference; the stats must show one
+// cuBLASLt call and `kernels` generated kernels.
+void expect_mlp_layer(const Graph& g, const std::vector<Tensor>& inputs, double tol_scale,
+                      int kernels) {
+  const std::vector<Tensor> want = ref::run_graph(g, inputs);
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+    SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph mode" : "eager");
+    SessionOptions o{Device::kCuda};
+    o.mode = mode;
+    const Session s(g, o);
+    const std::vector<Tensor> got = s.run(inputs);
+    ASSERT_EQ(got.size(), 1u);
+    testing::expect_matches(got[0], want[0], tol_scale);
+    const SessionStats st = s.stats();
+    EXPECT_EQ(st.library_calls, 1);
+    EXPECT_EQ(st.fused_kernels, kernels);
+    EXPECT_EQ(st.reference_steps, 0);
+  }
+}
+
+class CublasLtEpilogueSessions : public testing::CudaDeviceTest {};
+
+TEST_F(CublasLtEpilogueSessions, BiasAndReluOrTanhGeluNeedNoKernelAndMatchTheReference) {
+  struct Size {
+    int64_t m, k, n;
+  };
+  // Odd sizes (rows and features off every tile), and the bench's MLP shape at 256 rows.
+  for (const Size& z : {Size{37, 64, 200}, Size{256, 768, 3072}}) {
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (Activation act : {Activation::kRelu, Activation::kGeluTanh, Activation::kGeluErf}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + activation_name(act) + " m " +
+                     std::to_string(z.m) + " k " + std::to_string(z.k) + " n " +
+                     std::to_string(z.n));
+        const Graph g = mlp_layer(t, Shape{z.m, z.k}, z.k, z.n, act, act == Activation::kRelu);
+        // An erf GELU is no cuBLASLt epilogue: it stays the group's generated kernel.
+        expect_mlp_layer(g, mlp_inputs(g, z.k), mlp_tolerance_scale(t, act),
+                         act == Activation::kGeluErf ? 1 : 0);
+      }
+    }
+  }
+}
+
+TEST_F(CublasLtEpilogueSessions, BatchedProductsAddTheRowToEveryEntry) {
+  // A strided batch of three products (bias batch stride 0), and a broadcast batch run as six
+  // calls at offsets, each with the same row.
+  const Graph strided = mlp_layer(DType::kF16, Shape{3, 37, 64}, 64, 200, Activation::kGeluTanh,
+                                  false, Shape{3, 64, 200});
+  expect_mlp_layer(strided, mlp_inputs(strided, 64), 2, 0);
+  const Graph broadcast = mlp_layer(DType::kBF16, Shape{2, 1, 32, 64}, 64, 200, Activation::kRelu,
+                                    true, Shape{3, 64, 200});
+  expect_mlp_layer(broadcast, mlp_inputs(broadcast, 64), 1, 0);
 }
 
 }  // namespace

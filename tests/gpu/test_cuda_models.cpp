@@ -104,26 +104,32 @@ TEST_F(CudaModels, Gpt2ProgramTakesDevicePathsAndPlacesItsArenaNearTheBound) {
   EXPECT_LE(max_relative_error(program.run(std::vector<Tensor>{x})[0], want), 1e-4);
 }
 
-TEST_F(CudaModels, MatMulBiasGeluIsOneGemmAndOneEpilogueKernel) {
-  GraphBuilder b("mlp");
-  Tensor w(DType::kF32, {32, 48}), bias(DType::kF32, {48});
-  const ValueId x = b.input("x", DType::kF32, Shape{4, 32});
-  b.output(b.gelu(b.add(b.matmul(x, b.constant("w", w)), b.constant("bias", bias)), true));
-  const Graph g = b.build();
-  const Tensor in(DType::kF32, {4, 32});
-  cuda::CudaProgramOptions cublas;
-  cublas.skinny_gemm = SkinnyGemm::kOff;  // 4 rows would be a skinny GEMM kernel with the epilogue in it
-  cuda::CudaProgram program(specialise(g, {in}, SessionOptions{Device::kCuda}), cublas);
-  EXPECT_EQ(program.stats().library_calls, 1);
-  EXPECT_EQ(program.stats().generated_kernels, 1);
-  EXPECT_EQ(program.stats().host_steps, 0);
-  // With the skinny kernels: one kernel for all of it.
-  cuda::CudaProgramOptions always;
-  always.skinny_gemm = SkinnyGemm::kAlways;
-  cuda::CudaProgram skinny(specialise(g, {in}, SessionOptions{Device::kCuda}), always);
-  EXPECT_EQ(skinny.stats().library_calls, 0);
-  EXPECT_EQ(skinny.stats().generated_kernels, 1);
-  EXPECT_EQ(skinny.stats().skinny_gemm_steps, 1);
+// y = Gelu(x W + b): with tanh, cuBLASLt's bias+GELU epilogue computes all of it in one call;
+// with erf (no cuBLASLt epilogue) the Gelu is one generated kernel after it. The skinny GEMM
+// kernel takes either whole.
+TEST_F(CudaModels, MatMulBiasGeluIsOneGemmWithItsEpilogueWhereTheLibraryHasIt) {
+  for (const bool tanh : {true, false}) {
+    SCOPED_TRACE(tanh ? "tanh" : "erf");
+    GraphBuilder b("mlp");
+    Tensor w(DType::kF32, {32, 48}), bias(DType::kF32, {48});
+    const ValueId x = b.input("x", DType::kF32, Shape{4, 32});
+    b.output(b.gelu(b.add(b.matmul(x, b.constant("w", w)), b.constant("bias", bias)), tanh));
+    const Graph g = b.build();
+    const Tensor in(DType::kF32, {4, 32});
+    cuda::CudaProgramOptions cublas;
+    cublas.skinny_gemm =
+        SkinnyGemm::kOff;  // 4 rows would be a skinny GEMM kernel with the epilogue in it
+    cuda::CudaProgram program(specialise(g, {in}, SessionOptions{Device::kCuda}), cublas);
+    EXPECT_EQ(program.stats().library_calls, 1);
+    EXPECT_EQ(program.stats().generated_kernels, tanh ? 0 : 1);
+    EXPECT_EQ(program.stats().host_steps, 0);
+    cuda::CudaProgramOptions always;
+    always.skinny_gemm = SkinnyGemm::kAlways;
+    cuda::CudaProgram skinny(specialise(g, {in}, SessionOptions{Device::kCuda}), always);
+    EXPECT_EQ(skinny.stats().library_calls, 0);
+    EXPECT_EQ(skinny.stats().generated_kernels, 1);
+    EXPECT_EQ(skinny.stats().skinny_gemm_steps, 1);
+  }
 }
 
 TEST_F(CudaModels, ReshapeOfAnInputAliasesItsStorage) {

@@ -16,10 +16,48 @@ CublasLtHandle::~CublasLtHandle() {
   if (handle_) cublasLtDestroy(handle_);
 }
 
+GemmEpilogue gemm_epilogue(bool bias, GemmActivation activation) {
+  switch (activation) {
+    case GemmActivation::kNone:
+      return bias ? GemmEpilogue::kBias : GemmEpilogue::kNone;
+    case GemmActivation::kRelu:
+      return bias ? GemmEpilogue::kBiasRelu : GemmEpilogue::kRelu;
+    case GemmActivation::kGeluTanh:
+      return bias ? GemmEpilogue::kBiasGeluTanh : GemmEpilogue::kGeluTanh;
+  }
+  return GemmEpilogue::kNone;
+}
+
+bool has_bias(GemmEpilogue epilogue) {
+  return epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasRelu ||
+         epilogue == GemmEpilogue::kBiasGeluTanh;
+}
+
+const char* gemm_epilogue_name(GemmEpilogue epilogue) {
+  switch (epilogue) {
+    case GemmEpilogue::kNone:
+      return "none";
+    case GemmEpilogue::kBias:
+      return "bias";
+    case GemmEpilogue::kRelu:
+      return "relu";
+    case GemmEpilogue::kBiasRelu:
+      return "bias+relu";
+    case GemmEpilogue::kGeluTanh:
+      return "gelu_tanh";
+    case GemmEpilogue::kBiasGeluTanh:
+      return "bias+gelu_tanh";
+  }
+  return "?";
+}
+
 std::string GemmSpec::to_string() const {
   return std::string(dtype_name(dtype)) + " batch " + std::to_string(batch) + " m " +
          std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k) +
-         (trans_a ? " A^T" : "") + (trans_b ? " B^T" : "");
+         (trans_a ? " A^T" : "") + (trans_b ? " B^T" : "") +
+         (epilogue == GemmEpilogue::kNone
+              ? ""
+              : std::string(" epilogue ") + gemm_epilogue_name(epilogue));
 }
 
 namespace {
@@ -89,6 +127,8 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
     const cublasOperation_t op_b = spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSA, op_a);
     set_desc(desc_, CUBLASLT_MATMUL_DESC_TRANSB, op_b);
+    // The bias's batch stride stays at its default 0: one row for every batch entry, as an
+    // [N] bias broadcasts over a batched product.
     set_desc(desc_, CUBLASLT_MATMUL_DESC_EPILOGUE, lt_epilogue(spec.epilogue));
     const int64_t m = spec.m, n = spec.n, k = spec.k;
     // Our B ([k, n], or [n, k] transposed) seen column-major; a shared B has batch stride 0.
@@ -135,9 +175,7 @@ void CublasLtGemm::release() {
 
 void CublasLtGemm::run(const void* a, const void* b, const void* bias, void* c, void* workspace,
                        cudaStream_t stream) {
-  const bool has_bias = spec_.epilogue == GemmEpilogue::kBias || spec_.epilogue == GemmEpilogue::kBiasRelu ||
-                        spec_.epilogue == GemmEpilogue::kBiasGeluTanh;
-  if (has_bias) {
+  if (has_bias(spec_.epilogue)) {
     if (bias == nullptr) throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: the bias epilogue needs a bias");
     set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }

@@ -31,10 +31,18 @@ class CublasLtHandle {
 
 // GELU here is the tanh approximation (cuBLASLt's); an exact-erf Gelu is not this epilogue.
 enum class GemmEpilogue { kNone, kBias, kRelu, kBiasRelu, kGeluTanh, kBiasGeluTanh };
+enum class GemmActivation { kNone, kRelu, kGeluTanh };
+
+// The epilogue that adds the bias row (when `bias`) and then applies `activation`.
+GemmEpilogue gemm_epilogue(bool bias, GemmActivation activation);
+bool has_bias(GemmEpilogue epilogue);
+// "bias", "relu", "bias+gelu_tanh", ...; "none" for kNone.
+const char* gemm_epilogue_name(GemmEpilogue epilogue);
 
 // C[b] (m x n) = op(A[b]) (m x k) * op(B[b]) (k x n), all row-major; A is [batch, m, k] (or
 // [batch, k, m] with trans_a), B likewise; B may be one matrix shared by every batch entry.
-// The bias (n values, the output features) is added to every row.
+// The bias (n values, the output features) is added to every row of every batch entry; the
+// activation is applied after it, in f32, before the one rounding to `dtype`.
 struct GemmSpec {
   DType dtype = DType::kF32;  // of A, B, C and bias: f32, f16 or bf16
   int64_t batch = 1;

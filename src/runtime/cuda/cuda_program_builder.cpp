@@ -1,7 +1,8 @@
 // From a fusion plan to CUDA steps. Each group takes the first path that accepts it:
 //   pointwise/reduction  one generated kernel;
 //   GEMM/attention       a decode-shaped product as a skinny GEMM kernel with the head of its
-//                        epilogue fused (skinny_gemm_step.h), else the anchor through cuBLASLt,
+//                        epilogue fused (skinny_gemm_step.h), else the anchor through cuBLASLt
+//                        (with a bias row and Relu/tanh-GELU of its epilogue: gemm_plan.h),
 //                        cuDNN or a hand-written kernel; then the rest of the epilogue as one
 //                        generated kernel;
 //   view                 metadata views alias their input; strided views one generated kernel;
@@ -78,8 +79,10 @@ class StepBuilder {
       case fusion::GroupKind::kGemm:
       case fusion::GroupKind::kAttention: {
         std::vector<NodeId> done{group.anchor};  // what the anchor's step computes
-        const bool skinny = group.kind == fusion::GroupKind::kGemm && try_skinny_gemm(group, done);
-        if (!skinny) add_node(group.anchor);
+        const bool gemm = group.kind == fusion::GroupKind::kGemm;
+        const bool taken =
+            gemm && (try_skinny_gemm(group, done) || try_gemm_with_epilogue(group, done));
+        if (!taken) add_node(group.anchor);
         const fusion::Group after = epilogue_after(group, done);
         std::vector<NodeId> epilogue;
         for (NodeId id : after.nodes)
@@ -114,7 +117,7 @@ class StepBuilder {
       return;
     }
     std::string why;
-    if ((n.op == Op::kMatMul || n.op == Op::kGemm) && try_gemm(n, why)) return;
+    if ((n.op == Op::kMatMul || n.op == Op::kGemm) && try_gemm(id, why)) return;
     if (n.op == Op::kConv && try_conv(id, why)) return;
     const OpKind kind = op_info(n.op).kind;
     if (kind == OpKind::kElementwise || kind == OpKind::kBroadcast || kind == OpKind::kInjective ||
@@ -233,24 +236,70 @@ class StepBuilder {
     return after;
   }
 
-  bool try_gemm(const Node& n, std::string& why) {
-    CudaLibraries& lib = state_.libraries;
+  // A GEMM group's anchor through cuBLASLt with the head of its epilogue in the same call
+  // (plan_gemm_with_epilogue), which then needs no kernel of its own; `done` gets the nodes it
+  // computes. Where cuBLASLt has no algorithm with that epilogue, the plain product (the
+  // epilogue stays in the generated kernel). False when cuBLASLt takes neither.
+  bool try_gemm_with_epilogue(const fusion::Group& group, std::vector<NodeId>& done) {
+    const Op op = g_.node(group.anchor).op;
+    if (op != Op::kMatMul && op != Op::kGemm) return false;
+    std::string why;
     try {
-      GemmPlan plan = plan_gemm(g_, n, lib.allow_tf32);
+      GemmWithEpilogue fused = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32);
+      if (add_gemm_step(fused.plan, fused.nodes, why)) {
+        done = std::move(fused.nodes);
+        return true;
+      }
+      if (fused.nodes.size() == 1) return false;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      return false;  // add_node tries the anchor's other paths and says why
+    }
+    return try_gemm(group.anchor, why);
+  }
+
+  // One MatMul/Gemm node through cuBLASLt, with no epilogue but Gemm's bias row.
+  bool try_gemm(NodeId id, std::string& why) {
+    try {
+      return add_gemm_step(plan_gemm(g_, g_.node(id), state_.libraries.allow_tf32), {id}, why);
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      why = e.what();
+      return false;
+    }
+  }
+
+  // The cuBLASLt step of `plan`, which computes `nodes` (the product first); false, with the
+  // reason in `why`, when cuBLASLt has no algorithm for it.
+  bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
+    CudaLibraries& lib = state_.libraries;
+    const Node& product = g_.node(nodes.front());
+    try {
       if (!lib.cublaslt) lib.cublaslt = std::make_unique<CublasLtHandle>();
       CudaStep s;
       s.kind = CudaStep::Kind::kGemm;
       s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
-      s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, n);
+      s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, product);
+      if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
       s.gemm_plan = std::move(plan);
       state_.steps.push_back(std::move(s));
       ++stats_.library_calls;
       return true;
     } catch (const Error& e) {
       if (!is_unsupported(e)) throw;
-      why = e.what();
+      why = describe_node(g_, product) + ": " + e.what();
       return false;
     }
+  }
+
+  // "Add (name), Gelu (name)": the nodes after the first, for labels.
+  std::string describe_ops(const std::vector<NodeId>& nodes) const {
+    std::string out;
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      const Node& n = g_.node(nodes[i]);
+      out += (i > 1 ? ", " : "") + std::string(op_name(n.op)) + " (" + n.name + ")";
+    }
+    return out;
   }
 
   bool try_conv(NodeId id, std::string& why) {

@@ -1,7 +1,9 @@
 #include "runtime/cuda/gemm_plan.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "fusion/op_costs.h"
 #include "graphfuse/error.h"
 #include "runtime/cuda/weight_layout.h"
 
@@ -88,6 +90,97 @@ void plan_gemm_node(const Graph& g, const Node& n, GemmPlan& p) {
   p.calls.push_back({});
 }
 
+bool contains(const std::vector<NodeId>& ids, NodeId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// The node that reads `v` when it is the only reader in the whole graph, reads `v` once, is in
+// `group`, and `v` is no graph output; else kNoNode. Only then may the call skip storing `v`.
+NodeId sole_reader_in(const Graph& g, const fusion::Group& group, ValueId v) {
+  if (std::find(g.outputs().begin(), g.outputs().end(), v) != g.outputs().end()) return kNoNode;
+  NodeId reader = kNoNode;
+  int64_t reads = 0;
+  for (size_t i = 0; i < g.num_nodes(); ++i) {
+    const std::vector<ValueId>& ins = g.node(static_cast<NodeId>(i)).inputs;
+    const auto count = std::count(ins.begin(), ins.end(), v);
+    if (count == 0) continue;
+    reads += count;
+    reader = static_cast<NodeId>(i);
+  }
+  return reads == 1 && contains(group.nodes, reader) ? reader : kNoNode;
+}
+
+// `n` has one output of `x`'s dtype and shape: the call writes it where it would write `x`.
+bool keeps_type(const Graph& g, const Node& n, ValueId x) {
+  if (n.outputs.size() != 1) return false;
+  const TensorType &out = g.value(n.outputs[0]).type, &in = g.value(x).type;
+  return out.dtype == in.dtype && out.shape.static_dims() == in.shape.static_dims();
+}
+
+// `other` adds one value per output feature to the product `x`: n values along the last dim,
+// any leading dims 1 and no more of them than x has. With n = 1 it is one value for every
+// element, which is the same.
+bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n) {
+  if (other.size() > x.size()) return false;
+  for (size_t d = 0; d + 1 < other.size(); ++d)
+    if (other[d] != 1) return false;
+  const int64_t count = other.empty() ? 1 : other.back();
+  return count == n && (n == 1 || x.back() == n);
+}
+
+// The bias row that `add` adds to `x`, or kNoValue. The call reads it before any node of the
+// group runs, so none of them may compute it.
+ValueId bias_row_of(const Graph& g, const fusion::Group& group, const Node& add, ValueId x,
+                    const GemmSpec& spec) {
+  if (add.op != Op::kAdd || add.inputs.size() != 2) return kNoValue;
+  const ValueId other = add.inputs[0] == x ? add.inputs[1] : add.inputs[0];
+  const Value& v = g.value(other);
+  if (v.type.dtype != spec.dtype) return kNoValue;
+  if (v.producer != kNoNode && contains(group.nodes, v.producer)) return kNoValue;
+  return is_bias_row(dims_of(g, other), dims_of(g, x), spec.n) ? other : kNoValue;
+}
+
+std::optional<GemmActivation> activation_of(const Node& n) {
+  if (n.op == Op::kRelu) return GemmActivation::kRelu;
+  // cuBLASLt's GELU is the tanh approximation: an erf Gelu stays in the generated kernel.
+  if (n.op == Op::kGelu && n.attrs.get_string("approximate", "none") == "tanh")
+    return GemmActivation::kGeluTanh;
+  return std::nullopt;
+}
+
+// `n` is a metadata view of `x` (a Reshape, an output's Identity): the same elements in the same
+// order, so the call may write them under the view's name.
+bool relabels(const Graph& g, const Node& n, ValueId x) {
+  if (!fusion::is_metadata_view(n.op) || n.inputs.empty() || n.inputs[0] != x ||
+      n.outputs.size() != 1) {
+    return false;
+  }
+  const TensorType &out = g.value(n.outputs[0]).type, &in = g.value(x).type;
+  return out.dtype == in.dtype &&
+         product(out.shape.static_dims()) == product(in.shape.static_dims());
+}
+
+// What the call can still apply, in cuBLASLt's order.
+enum class Stage { kBias, kActivation, kDone };
+
+// Takes `n`, the sole reader of the call's output so far, into the call when it is what cuBLASLt
+// applies next (a view at any stage); false where the match ends.
+bool take_next(const Graph& g, const fusion::Group& group, const Node& n, Stage& stage,
+               GemmActivation& activation, GemmPlan& p) {
+  if (relabels(g, n, p.c)) return true;
+  if (!keeps_type(g, n, p.c)) return false;
+  if (const std::optional<GemmActivation> act = activation_of(n); act && stage != Stage::kDone) {
+    activation = *act;
+    stage = Stage::kDone;
+    return true;
+  }
+  if (stage != Stage::kBias) return false;
+  p.bias = bias_row_of(g, group, n, p.c, p.spec);
+  if (p.bias == kNoValue) return false;
+  stage = Stage::kActivation;
+  return true;
+}
+
 }  // namespace
 
 GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32) {
@@ -120,6 +213,27 @@ GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32) {
     }
   }
   return p;
+}
+
+GemmWithEpilogue plan_gemm_with_epilogue(const Graph& g, const fusion::Group& group,
+                                         bool allow_tf32) {
+  GF_ASSERT(group.anchor != kNoNode, "plan_gemm_with_epilogue takes a group with an anchor");
+  GemmWithEpilogue out{plan_gemm(g, g.node(group.anchor), allow_tf32), {group.anchor}};
+  GemmPlan& p = out.plan;
+  // A bias row (unless Gemm's C is one), then an activation, then nothing but views: cuBLASLt's
+  // order. The bias applies to every row of every call and batch entry, as an [N] row
+  // broadcasts.
+  Stage stage = p.bias == kNoValue ? Stage::kBias : Stage::kActivation;
+  GemmActivation activation = GemmActivation::kNone;
+  for (NodeId id = sole_reader_in(g, group, p.c); id != kNoNode;
+       id = sole_reader_in(g, group, p.c)) {
+    const Node& n = g.node(id);
+    if (!take_next(g, group, n, stage, activation, p)) break;
+    out.nodes.push_back(id);
+    p.c = n.outputs[0];
+  }
+  p.spec.epilogue = gemm_epilogue(p.bias != kNoValue, activation);
+  return out;
 }
 
 }  // namespace gf::cuda

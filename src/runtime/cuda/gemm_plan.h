@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fusion/plan.h"
 #include "graphfuse/graph.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 
@@ -33,5 +34,27 @@ struct GemmPlan {
 // are not kGemmOperandAlignment-aligned); the executor then runs the
 // node another way.
 GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32);
+
+// A GEMM group's anchor with the head of the group's epilogue that cuBLASLt computes in the
+// same call.
+struct GemmWithEpilogue {
+  GemmPlan plan;              // c: the output of the last node in `nodes`
+  std::vector<NodeId> nodes;  // the anchor, then the epilogue nodes the call computes, in order
+};
+
+// plan_gemm of `group`'s MatMul/Gemm anchor, extended along the epilogue while the next node is
+// what cuBLASLt's epilogue applies next: an Add of a bias row ([N] or [1, N], or more leading
+// 1s, in the product's dtype, either operand order, computed before the group) when the Gemm
+// has no C bias, then Relu or Gelu(approximate "tanh"); metadata views (a Reshape, an output's
+// Identity) anywhere in the chain, whose output the call then writes. Gelu "none" (erf) is not
+// taken: cuBLASLt's GELU is the tanh approximation. A node's input must be read by it alone
+// (once) and be no graph output, since the call never stores it. Throws what plan_gemm throws.
+//
+// In f16/bf16 the graph rounds to 16 bits after the product, the bias add and the activation,
+// where cuBLASLt keeps f32 to the end and rounds once: a difference of about one 16-bit unit,
+// within the tolerance of a 16-bit GEMM (whose summation order differs anyway). Relu commutes
+// with rounding, so it adds none.
+GemmWithEpilogue plan_gemm_with_epilogue(const Graph& g, const fusion::Group& group,
+                                         bool allow_tf32);
 
 }  // namespace gf::cuda
