@@ -4,9 +4,11 @@
 // (one small copy; the graph is untouched) against cuGraphExecKernelNodeSetParams on every node.
 // Then the same costs for a graphfuse program of about as many kernels (a chain of softmaxes,
 // one kernel each), embedded with DeviceProgram::populate in a graph of the bench's own:
-// populate + instantiate, launch, and DeviceProgram::update to a new set of buffers. Last, a
-// loop inside one launch (DeviceProgram::populate_loop, a conditional WHILE node) of 100
-// iterations of a 10-kernel body, against the same program populated 100 times in a row.
+// populate + instantiate (also with plain edges only, as capture makes them), launch, and
+// DeviceProgram::update to a new set of buffers. Last, a loop inside one launch
+// (DeviceProgram::populate_loop, a conditional WHILE node) of 100 iterations of a 10-kernel
+// body, against the same kernels populated 100 times in a row (with plain edges: raw kernels in
+// a graph; and with programmatic edges, as our graphs run them).
 //
 //   bench_cuda_graph_overheads [--kernels N] [--json FILE]
 #include <cuda_runtime_api.h>
@@ -78,21 +80,36 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   auto bindings = [&](int s) {
     return DeviceBindings{{buffers[s][0], buffers[s][1]}, {buffers[s][2], buffers[s][3]}};
   };
-  std::vector<double> build_us;
+  // Populate and instantiate, timed apart; also for the same program with plain edges only
+  // (the graph stream capture makes), the like-for-like comparison with capture.
+  SessionOptions plain_options{Device::kCuda};
+  plain_options.programmatic_launch = false;
+  const Session plain_session(softmax_chain(n), plain_options);
+  const DeviceProgram plain(plain_session, {{1, kElements}, {1, kElements}});
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   GraphSegment seg;
-  for (int r = 0; r < 5; ++r) {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    t0 = Clock::now();
-    CK(cudaGraphCreate(&graph, 0));
-    seg = program.populate(graph, nullptr, 0, bindings(0));
-    CK(cudaGraphInstantiate(&exec, graph, 0));
-    build_us.push_back(us_since(t0));
+  for (const DeviceProgram* p : {&plain, &program}) {
+    std::vector<double> build_us, populate_us, instantiate_us;
+    for (int r = 0; r < 7; ++r) {
+      if (exec) cudaGraphExecDestroy(exec);
+      if (graph) cudaGraphDestroy(graph);
+      t0 = Clock::now();
+      CK(cudaGraphCreate(&graph, 0));
+      seg = p->populate(graph, nullptr, 0, bindings(0));
+      const double populated = us_since(t0);
+      CK(cudaGraphInstantiate(&exec, graph, 0));
+      build_us.push_back(us_since(t0));
+      populate_us.push_back(populated);
+      instantiate_us.push_back(build_us.back() - populated);
+    }
+    const std::string key = p == &plain ? "program_plain_" : "program_";
+    out[key + "populate_instantiate_us"] = median(build_us);
+    out[key + "populate_us"] = median(populate_us);
+    out[key + "instantiate_us"] = median(instantiate_us);
   }
   out["program_graph_nodes"] = seg.node_count;
-  out["program_populate_instantiate_us"] = median(build_us);
+  out["program_programmatic_edges"] = program.stats().programmatic_edges;
   // Round by round, so that each measure sees the same machine state (host timings drift
   // between phases of a run): the caller's exec launched alone; update + launch of it (a new
   // buffer set every launch); DeviceProgram::run, the program's own graph of the same nodes
@@ -134,13 +151,14 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   eager.mode = ExecutionMode::kEager;
   const Session eager_session(softmax_chain(n), eager);
   const DeviceProgram eager_program(eager_session, {{1, kElements}, {1, kElements}});
-  std::vector<double> capture_us;
-  for (int r = 0; r < 5; ++r) {
+  std::vector<double> capture_us, recorded_us;
+  for (int r = 0; r < 7; ++r) {
     t0 = Clock::now();
     cudaGraph_t captured;
     CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     eager_program.run(bindings(0), stream);
     CK(cudaStreamEndCapture(stream, &captured));
+    recorded_us.push_back(us_since(t0));
     cudaGraphExec_t e;
     CK(cudaGraphInstantiate(&e, captured, 0));
     capture_us.push_back(us_since(t0));
@@ -148,6 +166,7 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
     cudaGraphDestroy(captured);
   }
   out["program_capture_instantiate_us"] = median(capture_us);
+  out["program_capture_us"] = median(recorded_us);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (auto& set : buffers)
@@ -172,6 +191,11 @@ void measure_loop(cudaStream_t stream, nlohmann::json& out) {
   constexpr int kIterations = 100;
   const Session session(loop_body(kIterations), SessionOptions{Device::kCuda});
   const DeviceProgram program(session, {{1, kElements}, {1}});
+  // The raw-kernel baseline: the same kernels with plain edges (no early starts).
+  SessionOptions plain_options{Device::kCuda};
+  plain_options.programmatic_launch = false;
+  const Session plain_session(loop_body(kIterations), plain_options);
+  const DeviceProgram plain(plain_session, {{1, kElements}, {1}});
   const int kernels = program.stats().fused_kernels;
   float *x = nullptr, *t = nullptr;
   bool* again = nullptr;
@@ -181,7 +205,7 @@ void measure_loop(cudaStream_t stream, nlohmann::json& out) {
   CK(cudaMemset(x, 0, kElements * sizeof(float)));
   // The state in place: the outputs go back to the input buffers.
   const DeviceBindings bindings{{x, t}, {x, t, again}};
-  auto measure = [&](bool as_loop) {
+  auto measure = [&](const DeviceProgram& program, bool as_loop) {
     cudaGraph_t graph;
     CK(cudaGraphCreate(&graph, 0));
     if (as_loop) {
@@ -227,11 +251,13 @@ void measure_loop(cudaStream_t stream, nlohmann::json& out) {
     cudaGraphDestroy(graph);
     return median(us);
   };
-  const double loop_us = measure(true), unrolled_us = measure(false);
+  const double loop_us = measure(program, true), unrolled_us = measure(program, false);
+  const double plain_unrolled_us = measure(plain, false);
   out["loop_body_kernels"] = kernels;
   out["loop_iterations"] = kIterations;
   out["loop_device_us_per_body_kernel"] = loop_us / (kIterations * kernels);
   out["unrolled_device_us_per_body_kernel"] = unrolled_us / (kIterations * kernels);
+  out["unrolled_plain_device_us_per_body_kernel"] = plain_unrolled_us / (kIterations * kernels);
   cudaFree(x);
   cudaFree(t);
   cudaFree(again);
@@ -396,35 +422,60 @@ int run(int argc, char** argv) {
 
   std::printf("%s, %d kernels in a chain\n", dev.name.c_str(), n);
   std::printf("| measure | us |\n|---|---|\n");
-  for (const char* key : {"eager_launch_host_us_per_kernel", "eager_total_us_per_kernel", "capture_instantiate_us",
-                          "direct_build_instantiate_us", "graph_launch_host_us", "graph_device_us_per_kernel",
-                          "rebind_tables_host_us", "rebind_setparams_every_node_host_us",
-                          "program_compile_s", "program_populate_instantiate_us",
-                          "program_capture_instantiate_us", "program_graph_launch_host_us",
-                          "program_update_host_us", "program_update_launch_host_us",
-                          "program_run_host_us", "program_run_rebind_host_us",
-                          "loop_device_us_per_body_kernel", "unrolled_device_us_per_body_kernel"}) {
+  for (const char* key : {"eager_launch_host_us_per_kernel",
+                          "eager_total_us_per_kernel",
+                          "capture_instantiate_us",
+                          "direct_build_instantiate_us",
+                          "graph_launch_host_us",
+                          "graph_device_us_per_kernel",
+                          "rebind_tables_host_us",
+                          "rebind_setparams_every_node_host_us",
+                          "program_compile_s",
+                          "program_populate_instantiate_us",
+                          "program_populate_us",
+                          "program_instantiate_us",
+                          "program_plain_populate_instantiate_us",
+                          "program_plain_populate_us",
+                          "program_plain_instantiate_us",
+                          "program_capture_instantiate_us",
+                          "program_capture_us",
+                          "program_graph_launch_host_us",
+                          "program_update_host_us",
+                          "program_update_launch_host_us",
+                          "program_run_host_us",
+                          "program_run_rebind_host_us",
+                          "loop_device_us_per_body_kernel",
+                          "unrolled_device_us_per_body_kernel",
+                          "unrolled_plain_device_us_per_body_kernel"}) {
     std::printf("| %s | %.2f |\n", key, out[key].get<double>());
   }
-  std::printf("graphfuse program: %d kernels, %d graph nodes; DeviceProgram::run host %.2fx "
-              "cudaGraphLaunch of the same nodes (%.2fx with new buffers each run); "
-              "populate + instantiate %.2fx capture + instantiate of the same launches; "
-              "update %.2f us (every node re-set: %.0f us)\n",
-              out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
-              out["program_run_host_us"].get<double>() / out["program_graph_launch_host_us"].get<double>(),
-              out["program_run_rebind_host_us"].get<double>() /
-                  out["program_graph_launch_host_us"].get<double>(),
-              out["program_populate_instantiate_us"].get<double>() /
-                  out["program_capture_instantiate_us"].get<double>(),
-              out["program_update_host_us"].get<double>(),
-              out["rebind_setparams_every_node_host_us"].get<double>());
-  std::printf("loop of %d iterations of a %d-kernel body in one launch: %.2f us per body kernel, "
-              "%.2fx the same program populated %d times in a row\n",
-              out["loop_iterations"].get<int>(), out["loop_body_kernels"].get<int>(),
-              out["loop_device_us_per_body_kernel"].get<double>(),
-              out["loop_device_us_per_body_kernel"].get<double>() /
-                  out["unrolled_device_us_per_body_kernel"].get<double>(),
-              out["loop_iterations"].get<int>());
+  std::printf(
+      "graphfuse program: %d kernels, %d graph nodes; DeviceProgram::run host %.2fx "
+      "cudaGraphLaunch of the same nodes (%.2fx with new buffers each run); "
+      "populate + instantiate %.2fx capture + instantiate of the same launches (%.2fx "
+      "with plain edges, as capture makes; %d of the edges programmatic); "
+      "update %.2f us (every node re-set: %.0f us)\n",
+      out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
+      out["program_run_host_us"].get<double>() / out["program_graph_launch_host_us"].get<double>(),
+      out["program_run_rebind_host_us"].get<double>() /
+          out["program_graph_launch_host_us"].get<double>(),
+      out["program_populate_instantiate_us"].get<double>() /
+          out["program_capture_instantiate_us"].get<double>(),
+      out["program_plain_populate_instantiate_us"].get<double>() /
+          out["program_capture_instantiate_us"].get<double>(),
+      out["program_programmatic_edges"].get<int>(), out["program_update_host_us"].get<double>(),
+      out["rebind_setparams_every_node_host_us"].get<double>());
+  std::printf(
+      "loop of %d iterations of a %d-kernel body in one launch: %.2f us per body kernel, "
+      "%.2fx the same kernels populated %d times in a row with plain edges (raw kernels in "
+      "a graph), %.2fx with programmatic edges\n",
+      out["loop_iterations"].get<int>(), out["loop_body_kernels"].get<int>(),
+      out["loop_device_us_per_body_kernel"].get<double>(),
+      out["loop_device_us_per_body_kernel"].get<double>() /
+          out["unrolled_plain_device_us_per_body_kernel"].get<double>(),
+      out["loop_iterations"].get<int>(),
+      out["loop_device_us_per_body_kernel"].get<double>() /
+          out["unrolled_device_us_per_body_kernel"].get<double>());
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   cudaFree(a);

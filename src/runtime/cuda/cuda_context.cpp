@@ -35,6 +35,9 @@ CudaContext& CudaContext::get() {
 }
 
 void CudaContext::make_current() const {
+  // Reading the thread's current context is cheaper than setting it, and every run starts here.
+  CUcontext current = nullptr;
+  if (cuda_driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context_) return;
   check_cu(cuda_driver().cuCtxSetCurrent(context_), "cuCtxSetCurrent");
 }
 

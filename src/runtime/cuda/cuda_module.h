@@ -15,19 +15,17 @@ namespace gf {
 
 // The functions resolved, as X(name); each field has the type of the header's declaration
 // (e.g. cuMemAlloc is cuMemAlloc_v2), and is called as cuda_driver().cuMemAlloc(...).
-#define GF_CUDA_DRIVER_FUNCTIONS(X)                                                                \
-  X(cuInit)                                                                                        \
-  X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetAttribute) \
-      X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                  \
-          X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
-              X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH)     \
-                  X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync) X(cuEventCreate)            \
-                      X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)                 \
-                          X(cuEventDestroy) X(cuFuncSetAttribute) X(cuStreamCreate)                \
-                              X(cuStreamDestroy) X(cuStreamSynchronize) X(cuMemcpyHtoDAsync)       \
-                                  X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent) X(cuLaunchKernelEx)    \
-                                      GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                            \
-                                          GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
+// clang-format off
+#define GF_CUDA_DRIVER_FUNCTIONS(X)                                                          \
+  X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGet) X(cuDeviceGetCount)         \
+  X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
+  X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)              \
+  X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree)  \
+  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuLaunchKernel) X(cuMemcpyDtoDAsync)      \
+  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)             \
+  X(cuEventDestroy) X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)              \
+  X(cuStreamSynchronize) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent)     \
+  X(cuLaunchKernelEx) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X) GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
 #define GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                                  \
@@ -38,10 +36,11 @@ namespace gf {
   X(cuGraphExecChildGraphNodeSetParams) X(cuGraphDestroyNode) X(cuGraphAddEventRecordNode)
 
 // Virtual memory management (runtime/cuda/session_arena.h).
-#define GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)                                           \
-  X(cuDeviceTotalMem)                                                                        \
-  X(cuMemGetAllocationGranularity) X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemCreate) \
-      X(cuMemRelease) X(cuMemMap) X(cuMemUnmap) X(cuMemSetAccess)
+#define GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)                                       \
+  X(cuDeviceTotalMem) X(cuMemGetAllocationGranularity) X(cuMemAddressReserve)            \
+  X(cuMemAddressFree) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)           \
+  X(cuMemSetAccess)
+// clang-format on
 
 // Functions of CUDA 12.3 and later (conditional graph nodes, edges with data), asked for in that
 // version's form; null where the driver is older, and the features that need them say so.

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_steps.h"
@@ -114,24 +115,46 @@ CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
   const bool programmatic = edges != nullptr && edges->programmatic && syncs;
   std::vector<CUgraphNode> full, early;
   for (CUgraphNode n : wait) {
-    (programmatic && std::binary_search(edges->kernels.begin(), edges->kernels.end(), n) ? early
-                                                                                          : full)
-        .push_back(n);
+    (programmatic && edges->kernels.count(n) ? early : full).push_back(n);
   }
   CUgraphNode node = nullptr;
-  check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
-           "cuGraphAddKernelNode (" + what + ")");
-  if (!early.empty()) {
-    CUgraphEdgeData data{};
-    data.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-    data.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    const std::vector<CUgraphEdgeData> edge_data(early.size(), data);
-    const std::vector<CUgraphNode> to(early.size(), node);
-    check_cu(cu.cuGraphAddDependencies(graph, early.data(), to.data(), edge_data.data(), early.size()),
-             "cuGraphAddDependencies (programmatic edges to " + what + ")");
+  if (early.empty()) {
+    check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
+             "cuGraphAddKernelNode (" + what + ")");
+  } else {
+    // One call with every edge (where the driver has it; else the node, then its early edges):
+    // building a graph of a thousand kernels is one driver call per node.
+    CUgraphEdgeData programmatic_edge{};
+    programmatic_edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+    programmatic_edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    if (cu.cuGraphAddNode != nullptr) {
+      std::vector<CUgraphNode> all = full;
+      all.insert(all.end(), early.begin(), early.end());
+      std::vector<CUgraphEdgeData> data(full.size(), CUgraphEdgeData{});
+      data.resize(all.size(), programmatic_edge);
+      CUgraphNodeParams node_params{};
+      node_params.type = CU_GRAPH_NODE_TYPE_KERNEL;
+      CUDA_KERNEL_NODE_PARAMS_v3& k = node_params.kernel;
+      k.func = params.func;
+      k.gridDimX = params.gridDimX, k.gridDimY = params.gridDimY, k.gridDimZ = params.gridDimZ;
+      k.blockDimX = params.blockDimX, k.blockDimY = params.blockDimY,
+      k.blockDimZ = params.blockDimZ;
+      k.sharedMemBytes = params.sharedMemBytes;
+      k.kernelParams = params.kernelParams;
+      k.extra = params.extra;
+      check_cu(cu.cuGraphAddNode(&node, graph, all.data(), data.data(), all.size(), &node_params),
+               "cuGraphAddNode (" + what + ")");
+    } else {
+      check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
+               "cuGraphAddKernelNode (" + what + ")");
+      const std::vector<CUgraphEdgeData> data(early.size(), programmatic_edge);
+      const std::vector<CUgraphNode> to(early.size(), node);
+      check_cu(cu.cuGraphAddDependencies(graph, early.data(), to.data(), data.data(), early.size()),
+               "cuGraphAddDependencies (programmatic edges to " + what + ")");
+    }
     edges->programmatic_count += static_cast<int>(early.size());
   }
-  if (edges != nullptr) edges->kernels.insert(std::upper_bound(edges->kernels.begin(), edges->kernels.end(), node), node);
+  if (edges != nullptr) edges->kernels.insert(node);
   return node;
 }
 
@@ -143,7 +166,7 @@ ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t nu
   edges.programmatic = programmatic && cuda_driver().cuGraphAddDependencies != nullptr;
   ProgramSegment seg;
   seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
-  edges.kernels.push_back(seg.entry);
+  edges.kernels.insert(seg.entry);
   seg.exit = add_bind_out(graph, add_steps(graph, {seg.entry}, g, st, &edges), g, st, &edges);
   seg.node_count = node_count(graph) - before;
   seg.programmatic_edges = static_cast<size_t>(edges.programmatic_count);
@@ -169,7 +192,7 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
   };
   exits[0] = start;
 
-  CudaStream capture;
+  std::optional<CudaStream> capture;  // made for the first library step
   for (size_t i = 0; i < st.steps.size(); ++i) {
     const CudaStep& s = st.steps[i];
     const size_t c = i + 1;
@@ -189,7 +212,8 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
     }
     // A library step: captured into this graph after `wait`; its last nodes are the capture's
     // frontier when the calls are recorded.
-    const cudaStream_t stream = capture.get();
+    if (!capture) capture.emplace();
+    const cudaStream_t stream = capture->get();
     check_rt(cudaStreamBeginCaptureToGraph(stream, graph, wait.data(), nullptr, wait.size(),
                                            cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCaptureToGraph (" + s.label + ")");

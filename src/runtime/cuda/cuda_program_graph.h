@@ -20,6 +20,7 @@
 
 #include <memory>
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "graphfuse/graph.h"
@@ -39,7 +40,7 @@ ProgramSegment populate_program(CUgraph graph, const CUgraphNode* deps, size_t n
 // How add_steps and add_bind_out make their edges.
 struct StepEdges {
   bool programmatic = false;  // make the eligible edges programmatic (see above)
-  std::vector<CUgraphNode> kernels;  // sorted: our kernel nodes so far, the sources it may use
+  std::unordered_set<CUgraphNode> kernels;  // our kernel nodes so far, the sources it may use
   int programmatic_count = 0;  // out: how many it made
 };
 

@@ -14,6 +14,14 @@ namespace gf::cuda {
 
 namespace {
 
+// A body's kernels start early after the ones before them in the same iteration, as the
+// program's own graph does (the first waits for the iteration's start in full).
+StepEdges body_edges(const CudaProgramState& st) {
+  StepEdges edges;
+  edges.programmatic = st.programmatic_edges && cuda_driver().cuGraphAddDependencies != nullptr;
+  return edges;
+}
+
 // gf_loop_copy of kernels/control.cuh.
 struct LoopCopy {
   uint64_t dst = 0;
@@ -170,7 +178,8 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
   CUgraphConditionalHandle handle = make_handle(graph, 1);
   const auto [loop_node, body] = add_conditional(graph, start, handle, CU_GRAPH_COND_TYPE_WHILE);
 
-  const std::vector<CUgraphNode> last = add_steps(body, {}, g, st);
+  StepEdges edges = body_edges(st);
+  const std::vector<CUgraphNode> last = add_steps(body, {}, g, st, &edges);
   int copy_count = static_cast<int>(copies.size());
   CUdeviceptr table = st.bindings->table();
   CUdeviceptr condition = st.device_ptr(g, g.outputs()[loop.condition_output]);
@@ -201,7 +210,8 @@ ProgramSegment populate_program_if(CUgraph graph, const CUgraphNode* deps, size_
   void* set_args[] = {&handle, &flag};
   const CUgraphNode set = add_kernel(graph, {seg.entry}, k.if_set, 1, 1, set_args, "an if");
   const auto [if_node, body] = add_conditional(graph, set, handle, CU_GRAPH_COND_TYPE_IF);
-  add_bind_out(body, add_steps(body, {}, g, st), g, st);
+  StepEdges edges = body_edges(st);
+  add_bind_out(body, add_steps(body, {}, g, st, &edges), g, st, &edges);
   seg.exit = if_node;
   seg.node_count = node_count(graph) - before;
   return seg;
