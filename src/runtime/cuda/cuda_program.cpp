@@ -188,6 +188,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   graph_addresses_ = st.bindings->defaults();
   check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
+  if (stats_.host_steps == 0) st.segment_dependencies = segment_dependencies(graph_, st);
   lap(seconds.memory);
   stats_.arena_bytes = st.memory.arena_bytes;
   stats_.arena_lower_bound = st.memory.lower_bound;

@@ -30,10 +30,8 @@ void check_rt(cudaError_t e, const std::string& call) {
   }
 }
 
+}  // namespace
 
-// The commands in order: gf_bind_in, the steps, gf_bind_out; per command, the earlier ones it
-// waits for. Every step waits at least for gf_bind_in and gf_bind_out waits for every step
-// nothing else waits for, so the segment has one entry and one exit.
 std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaProgramState& st) {
   // Buffer ids: a value in the arena is the pieces of the arena its slot covers (values placed
   // on the same bytes at different times share them); other values (weights) come after.
@@ -106,6 +104,8 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
   return deps;
 }
 
+namespace {
+
 // A kernel node after `wait`; an edge from one of our kernel nodes is programmatic when `edges`
 // asks for them and the kernel syncs (it waits for its inputs inside).
 CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
@@ -119,8 +119,10 @@ CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
   }
   CUgraphNode node = nullptr;
   if (early.empty()) {
-    check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
-             "cuGraphAddKernelNode (" + what + ")");
+    // The call's description is made only on failure: this runs once per node.
+    if (const CUresult r = cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params);
+        r != CUDA_SUCCESS)
+      check_cu(r, "cuGraphAddKernelNode (" + what + ")");
   } else {
     // One call with every edge (where the driver has it; else the node, then its early edges):
     // building a graph of a thousand kernels is one driver call per node.
@@ -142,8 +144,10 @@ CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
       k.sharedMemBytes = params.sharedMemBytes;
       k.kernelParams = params.kernelParams;
       k.extra = params.extra;
-      check_cu(cu.cuGraphAddNode(&node, graph, all.data(), data.data(), all.size(), &node_params),
-               "cuGraphAddNode (" + what + ")");
+      if (const CUresult r =
+              cu.cuGraphAddNode(&node, graph, all.data(), data.data(), all.size(), &node_params);
+          r != CUDA_SUCCESS)
+        check_cu(r, "cuGraphAddNode (" + what + ")");
     } else {
       check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
                "cuGraphAddKernelNode (" + what + ")");
@@ -177,7 +181,9 @@ ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t nu
 
 std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
                                    const Graph& g, const CudaProgramState& st, StepEdges* edges) {
-  const std::vector<std::vector<int>> deps = segment_dependencies(g, st);
+  const std::vector<std::vector<int>>& deps = st.segment_dependencies;
+  GF_ASSERT(deps.size() == st.steps.size() + 2,
+            "a program's steps are populated before their edges are known");
   // Per command, the nodes a dependent must wait for (for a step with no work, what it waited
   // for); command 0 (gf_bind_in) stands for `start`.
   std::vector<std::vector<CUgraphNode>> exits(deps.size());

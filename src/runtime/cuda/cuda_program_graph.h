@@ -44,6 +44,13 @@ struct StepEdges {
   int programmatic_count = 0;  // out: how many it made
 };
 
+// The commands in order: gf_bind_in, the steps, gf_bind_out; per command, the earlier ones it
+// waits for. Every step waits at least for gf_bind_in and gf_bind_out waits for every step
+// nothing else waits for, so the segment has one entry and one exit. Computed once per program
+// (CudaProgramState::segment_dependencies): every populate reads it. Throws kUnsupported for a
+// host step.
+std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaProgramState& st);
+
 // The parts of a segment, for the control-flow forms (program_control.h): the steps after
 // `start` (a step that waits for nothing else waits for these) and the nodes a node after them
 // must wait for; gf_bind_in after `deps`, bound to `addresses`; gf_bind_out after `deps`.

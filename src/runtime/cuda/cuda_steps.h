@@ -93,6 +93,9 @@ struct CudaProgramState {
   DeviceWeights weights;
   DeviceBuffer tables;  // the kernels' pointer tables, one after another
   std::unique_ptr<ProgramBindings> bindings;
+  // The edges of the program's graph segment (segment_dependencies, cuda_program_graph.h); empty
+  // for a program with host steps, which no graph holds.
+  std::vector<std::vector<int>> segment_dependencies;
   // Device state of the loops populated into callers' graphs (program_control.h); they may run
   // as long as the program lives.
   mutable std::vector<DeviceBuffer> control_buffers;
