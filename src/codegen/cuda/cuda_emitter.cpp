@@ -184,8 +184,9 @@ void CudaKernelWriter::write_header() {
        << "// outer " << dims_string(k_.outer_dims) << ", inner " << dims_string(k_.inner_dims)
        << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size() << " store(s).\n\n"
        << cuda_prelude() << "\n"
-       << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads << ") " << k_.name
-       << "(void* const* buffers) {\n"
+       << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads
+       << (min_blocks_per_sm() > 1 ? ", " + std::to_string(min_blocks_per_sm()) : std::string())
+       << ") " << k_.name << "(void* const* buffers) {\n"
        << "  gf_grid_dependency_sync();\n";
   for (size_t i = 0; i < k_.buffers.size(); ++i) {
     const fusion::KernelBuffer& b = k_.buffers[i];

@@ -75,6 +75,16 @@ class CudaKernelWriter {
   // instead of computing them again; none where the registers would pass
   // kMaxRowValuesPerThread.
   std::vector<std::vector<fusion::ExprId>> plan_kept_values() const;
+  // The per-element exprs `roots` read, not through `sources` (values read from registers).
+  std::set<fusion::ExprId> per_element_reach(const std::vector<fusion::ExprId>& roots,
+                                             const std::set<fusion::ExprId>& sources) const;
+  // __launch_bounds__' minimum blocks per SM: 3 for a persistent block-per-row kernel whose
+  // 16-bit row takes more than half of kMaxRowValuesPerThread values a thread and whose store
+  // pass reads only registers. The compiler's own count there (128 registers) holds two rows per
+  // SM; three (at most 85 registers, enough for softmax over 16k-element rows without a spill) keep
+  // a third row's loads in flight. A store pass that loads (a norm's gamma and beta) would
+  // spill at that count: 1 (no minimum).
+  int min_blocks_per_sm() const;
   // `for` over this thread's chunks of the row, with the bound check; closes with close_chunks.
   void open_chunks(const std::string& indent);
   void close_chunks(const std::string& indent);

@@ -132,6 +132,38 @@ void CudaKernelWriter::close_chunks(const std::string& in) {
   out_ << in << "  }\n" << in << "}\n";
 }
 
+std::set<ExprId> CudaKernelWriter::per_element_reach(const std::vector<ExprId>& roots,
+                                                     const std::set<ExprId>& sources) const {
+  std::set<ExprId> seen;
+  std::vector<ExprId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (!exprs_.uses_inner(id) || !seen.insert(id).second || sources.count(id)) continue;
+    for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
+  }
+  return seen;
+}
+
+int CudaKernelWriter::min_blocks_per_sm() const {
+  if (!persistent_ || schedule_ != CudaSchedule::kBlockPerRow ||
+      chunks_per_thread_ * vec_.width <= kMaxRowValuesPerThread / 2)
+    return 1;
+  // 16-bit rows stay in pairs per register as their vector loads fill them; 32-bit ones need
+  // twice the registers and would spill.
+  for (ExprId id : cached_loads_)
+    if (dtype_size(k_.buffers[static_cast<size_t>(exprs_.expr(id).buffer)].dtype) > 2) return 1;
+  std::set<ExprId> sources(cached_loads_.begin(), cached_loads_.end());
+  for (const std::vector<ExprId>& kept : plan_kept_values())
+    sources.insert(kept.begin(), kept.end());
+  std::vector<ExprId> roots;
+  for (const Store& s : k_.stores)
+    if (s.per_inner) roots.insert(roots.end(), {s.index, s.value});
+  for (ExprId id : per_element_reach(roots, sources))
+    if (!sources.count(id) && exprs_.expr(id).kind == fusion::ExprKind::kLoad) return 1;
+  return 3;
+}
+
 std::vector<std::vector<ExprId>> CudaKernelWriter::plan_kept_values() const {
   const size_t reductions = k_.reductions.size();
   // The roots of pass p: reduction p's value, or (p == reductions) the per-element stores'.
@@ -142,17 +174,8 @@ std::vector<std::vector<ExprId>> CudaKernelWriter::plan_kept_values() const {
       if (s.per_inner) roots.insert(roots.end(), {s.index, s.value});
     return roots;
   };
-  // The per-element exprs `roots` read, not through `sources` (read from registers).
   auto reach = [&](const std::vector<ExprId>& roots, const std::set<ExprId>& sources) {
-    std::set<ExprId> seen;
-    std::vector<ExprId> stack(roots.begin(), roots.end());
-    while (!stack.empty()) {
-      const ExprId id = stack.back();
-      stack.pop_back();
-      if (!exprs_.uses_inner(id) || !seen.insert(id).second || sources.count(id)) continue;
-      for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
-    }
-    return seen;
+    return per_element_reach(roots, sources);
   };
   std::set<ExprId> sources(cached_loads_.begin(), cached_loads_.end());
   std::vector<std::vector<ExprId>> kept(reductions);
