@@ -117,17 +117,6 @@ bool keeps_type(const Graph& g, const Node& n, ValueId x) {
   return out.dtype == in.dtype && out.shape.static_dims() == in.shape.static_dims();
 }
 
-// `other` adds one value per output feature to the product `x`: n values along the last dim,
-// any leading dims 1 and no more of them than x has. With n = 1 it is one value for every
-// element, which is the same.
-bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n) {
-  if (other.size() > x.size()) return false;
-  for (size_t d = 0; d + 1 < other.size(); ++d)
-    if (other[d] != 1) return false;
-  const int64_t count = other.empty() ? 1 : other.back();
-  return count == n && (n == 1 || x.back() == n);
-}
-
 // The bias row that `add` adds to `x`, or kNoValue. The call reads it before any node of the
 // group runs, so none of them may compute it.
 ValueId bias_row_of(const Graph& g, const fusion::Group& group, const Node& add, ValueId x,
@@ -182,6 +171,14 @@ bool take_next(const Graph& g, const fusion::Group& group, const Node& n, Stage&
 }
 
 }  // namespace
+
+bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n) {
+  if (other.size() > x.size()) return false;
+  for (size_t d = 0; d + 1 < other.size(); ++d)
+    if (other[d] != 1) return false;
+  const int64_t count = other.empty() ? 1 : other.back();
+  return count == n && (n == 1 || x.back() == n);
+}
 
 GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32) {
   GF_ASSERT(node.op == Op::kMatMul || node.op == Op::kGemm, "plan_gemm takes MatMul or Gemm");

@@ -35,6 +35,11 @@ struct GemmPlan {
 // node another way.
 GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32);
 
+// Whether `other` (dims) adds one value per output feature to the product `x` (dims, perhaps
+// reshaped) of n features: n values along x's last dim, any leading dims 1 and no more of them
+// than x has. With n = 1 it is one value for every element, which is the same.
+bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n);
+
 // A GEMM group's anchor with the head of the group's epilogue that cuBLASLt computes in the
 // same call.
 struct GemmWithEpilogue {

@@ -98,16 +98,6 @@ NodeId sole_reader(const Graph& g, const fusion::Group& group, ValueId v) {
   return reads == 1 ? reader : kNoNode;
 }
 
-// `other` adds one value per column to `x` (the product, perhaps reshaped): n values along x's
-// last dim, every other dim 1. With n = 1 a single value adds to every element.
-bool is_bias_row(const std::vector<int64_t>& other, const std::vector<int64_t>& x, int64_t n) {
-  if (other.size() > x.size()) return false;
-  for (size_t d = 0; d + 1 < other.size(); ++d)
-    if (other[d] != 1) return false;
-  const int64_t count = other.empty() ? 1 : other.back();
-  return count == n && (n == 1 || x.back() == n);
-}
-
 std::optional<SkinnyActivation> activation_of(const Node& n) {
   if (n.op == Op::kRelu) return SkinnyActivation::kRelu;
   if (n.op != Op::kGelu) return std::nullopt;
