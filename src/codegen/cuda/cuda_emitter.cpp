@@ -125,7 +125,12 @@ void CudaKernelWriter::plan() {
   persistent_ = !aliasing && inner_ > 0 && !cached_loads_.empty() &&
                 static_cast<int64_t>(cached_loads_.size()) * chunks_per_thread_ * vec_.width <=
                     kMaxRowValuesPerThread;
-  if (!persistent_) vec_ = plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
+  if (!persistent_) {
+    vec_ = plan_vector_access(k_, ExprKind::kInnerIndex, k_.inner_dims, 1);
+    return;
+  }
+  kept_values_ = plan_kept_values();
+  min_blocks_per_sm_ = plan_min_blocks_per_sm();
 }
 
 uint32_t CudaKernelWriter::alignment() const {
@@ -185,7 +190,7 @@ void CudaKernelWriter::write_header() {
        << ", " << k_.reductions.size() << " reduction(s), " << k_.stores.size() << " store(s).\n\n"
        << cuda_prelude() << "\n"
        << "extern \"C\" __global__ void __launch_bounds__(" << kCudaBlockThreads
-       << (min_blocks_per_sm() > 1 ? ", " + std::to_string(min_blocks_per_sm()) : std::string())
+       << (min_blocks_per_sm_ > 1 ? ", " + std::to_string(min_blocks_per_sm_) : std::string())
        << ") " << k_.name << "(void* const* buffers) {\n"
        << "  gf_grid_dependency_sync();\n";
   for (size_t i = 0; i < k_.buffers.size(); ++i) {

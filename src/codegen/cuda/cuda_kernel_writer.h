@@ -84,7 +84,7 @@ class CudaKernelWriter {
   // SM; three (at most 85 registers, enough for softmax over 16k-element rows without a spill) keep
   // a third row's loads in flight. A store pass that loads (a norm's gamma and beta) would
   // spill at that count: 1 (no minimum).
-  int min_blocks_per_sm() const;
+  int plan_min_blocks_per_sm() const;
   // `for` over this thread's chunks of the row, with the bound check; closes with close_chunks.
   void open_chunks(const std::string& indent);
   void close_chunks(const std::string& indent);
@@ -102,6 +102,9 @@ class CudaKernelWriter {
   int64_t chunks_ = 0;       // persistent rows: vectors per row
   int64_t chunks_per_thread_ = 0;
   std::vector<fusion::ExprId> cached_loads_;  // persistent rows: loads kept in registers
+  // Persistent rows, planned once in plan(): plan_kept_values, plan_min_blocks_per_sm.
+  std::vector<std::vector<fusion::ExprId>> kept_values_;
+  int min_blocks_per_sm_ = 1;
 };
 
 }  // namespace gf::codegen

@@ -145,7 +145,7 @@ std::set<ExprId> CudaKernelWriter::per_element_reach(const std::vector<ExprId>& 
   return seen;
 }
 
-int CudaKernelWriter::min_blocks_per_sm() const {
+int CudaKernelWriter::plan_min_blocks_per_sm() const {
   if (!persistent_ || schedule_ != CudaSchedule::kBlockPerRow ||
       chunks_per_thread_ * vec_.width <= kMaxRowValuesPerThread / 2)
     return 1;
@@ -154,8 +154,7 @@ int CudaKernelWriter::min_blocks_per_sm() const {
   for (ExprId id : cached_loads_)
     if (dtype_size(k_.buffers[static_cast<size_t>(exprs_.expr(id).buffer)].dtype) > 2) return 1;
   std::set<ExprId> sources(cached_loads_.begin(), cached_loads_.end());
-  for (const std::vector<ExprId>& kept : plan_kept_values())
-    sources.insert(kept.begin(), kept.end());
+  for (const std::vector<ExprId>& kept : kept_values_) sources.insert(kept.begin(), kept.end());
   std::vector<ExprId> roots;
   for (const Store& s : k_.stores)
     if (s.per_inner) roots.insert(roots.end(), {s.index, s.value});
@@ -251,7 +250,7 @@ void CudaKernelWriter::write_persistent_row(bool warp_per_row, std::set<ExprId>&
   const std::string element = "[gf_k * " + std::to_string(w) + " + gf_j]";
   for (ExprId id : cached_loads_) exprs_.set_load_source(id, "gf_c" + std::to_string(id) + element);
 
-  const std::vector<std::vector<ExprId>> kept = plan_kept_values();
+  const std::vector<std::vector<ExprId>>& kept = kept_values_;
   for (size_t r = 0; r < k_.reductions.size(); ++r) {
     const fusion::RowReduction& red = k_.reductions[r];
     const std::string acc = "gf_acc" + std::to_string(r);
