@@ -44,8 +44,7 @@ namespace gf {
 
 // Functions of CUDA 12.3 and later (conditional graph nodes, edges with data), asked for in that
 // version's form; null where the driver is older, and the features that need them say so.
-#define GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) \
-  X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuGraphAddDependencies)
+#define GF_CUDA_DRIVER_OPTIONAL_FUNCTIONS(X) X(cuGraphConditionalHandleCreate) X(cuGraphAddNode)
 
 struct CudaDriverApi {
 #define GF_CUDA_DRIVER_FIELD(name) decltype(&::name) name = nullptr;

@@ -124,38 +124,28 @@ CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
         r != CUDA_SUCCESS)
       check_cu(r, "cuGraphAddKernelNode (" + what + ")");
   } else {
-    // One call with every edge (where the driver has it; else the node, then its early edges):
-    // building a graph of a thousand kernels is one driver call per node.
+    // One call with every edge: building a graph of a thousand kernels is one driver call per
+    // node.
     CUgraphEdgeData programmatic_edge{};
     programmatic_edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
     programmatic_edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-    if (cu.cuGraphAddNode != nullptr) {
-      std::vector<CUgraphNode> all = full;
-      all.insert(all.end(), early.begin(), early.end());
-      std::vector<CUgraphEdgeData> data(full.size(), CUgraphEdgeData{});
-      data.resize(all.size(), programmatic_edge);
-      CUgraphNodeParams node_params{};
-      node_params.type = CU_GRAPH_NODE_TYPE_KERNEL;
-      CUDA_KERNEL_NODE_PARAMS_v3& k = node_params.kernel;
-      k.func = params.func;
-      k.gridDimX = params.gridDimX, k.gridDimY = params.gridDimY, k.gridDimZ = params.gridDimZ;
-      k.blockDimX = params.blockDimX, k.blockDimY = params.blockDimY,
-      k.blockDimZ = params.blockDimZ;
-      k.sharedMemBytes = params.sharedMemBytes;
-      k.kernelParams = params.kernelParams;
-      k.extra = params.extra;
-      if (const CUresult r =
-              cu.cuGraphAddNode(&node, graph, all.data(), data.data(), all.size(), &node_params);
-          r != CUDA_SUCCESS)
-        check_cu(r, "cuGraphAddNode (" + what + ")");
-    } else {
-      check_cu(cu.cuGraphAddKernelNode(&node, graph, full.data(), full.size(), &params),
-               "cuGraphAddKernelNode (" + what + ")");
-      const std::vector<CUgraphEdgeData> data(early.size(), programmatic_edge);
-      const std::vector<CUgraphNode> to(early.size(), node);
-      check_cu(cu.cuGraphAddDependencies(graph, early.data(), to.data(), data.data(), early.size()),
-               "cuGraphAddDependencies (programmatic edges to " + what + ")");
-    }
+    std::vector<CUgraphNode> all = full;
+    all.insert(all.end(), early.begin(), early.end());
+    std::vector<CUgraphEdgeData> data(full.size(), CUgraphEdgeData{});
+    data.resize(all.size(), programmatic_edge);
+    CUgraphNodeParams node_params{};
+    node_params.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    CUDA_KERNEL_NODE_PARAMS_v3& k = node_params.kernel;
+    k.func = params.func;
+    k.gridDimX = params.gridDimX, k.gridDimY = params.gridDimY, k.gridDimZ = params.gridDimZ;
+    k.blockDimX = params.blockDimX, k.blockDimY = params.blockDimY, k.blockDimZ = params.blockDimZ;
+    k.sharedMemBytes = params.sharedMemBytes;
+    k.kernelParams = params.kernelParams;
+    k.extra = params.extra;
+    if (const CUresult r =
+            cu.cuGraphAddNode(&node, graph, all.data(), data.data(), all.size(), &node_params);
+        r != CUDA_SUCCESS)
+      check_cu(r, "cuGraphAddNode (" + what + ")");
     edges->programmatic_count += static_cast<int>(early.size());
   }
   if (edges != nullptr) edges->kernels.insert(node);
@@ -167,7 +157,7 @@ ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t nu
                         std::span<const uint64_t> addresses, bool programmatic) {
   const size_t before = node_count(graph);
   StepEdges edges;
-  edges.programmatic = programmatic && cuda_driver().cuGraphAddDependencies != nullptr;
+  edges.programmatic = programmatic && cuda_driver().cuGraphAddNode != nullptr;
   ProgramSegment seg;
   seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
   edges.kernels.insert(seg.entry);

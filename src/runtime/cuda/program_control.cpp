@@ -18,7 +18,7 @@ namespace {
 // program's own graph does (the first waits for the iteration's start in full).
 StepEdges body_edges(const CudaProgramState& st) {
   StepEdges edges;
-  edges.programmatic = st.programmatic_edges && cuda_driver().cuGraphAddDependencies != nullptr;
+  edges.programmatic = st.programmatic_edges && cuda_driver().cuGraphAddNode != nullptr;
   return edges;
 }
 
