@@ -4,9 +4,10 @@
 // (one small copy; the graph is untouched) against cuGraphExecKernelNodeSetParams on every node.
 // Then the same costs for a graphfuse program of about as many kernels (a chain of softmaxes,
 // one kernel each), embedded with DeviceProgram::populate in a graph of the bench's own:
-// populate + instantiate (also with plain edges only, as capture makes them), launch, and
-// DeviceProgram::update to a new set of buffers. Last, a loop inside one launch
-// (DeviceProgram::populate_loop, a conditional WHILE node) of 100 iterations of a 10-kernel
+// populate + instantiate against stream capture + instantiate of the same launches (with
+// programmatic edges, and with plain edges only), launch, DeviceProgram::run against a launch
+// of the same nodes, and DeviceProgram::update to a new set of buffers. Last, a loop inside one
+// launch (DeviceProgram::populate_loop, a conditional WHILE node) of 100 iterations of a 10-kernel
 // body, against the same kernels populated 100 times in a row (with plain edges: raw kernels in
 // a graph; and with programmatic edges, as our graphs run them).
 //
@@ -80,33 +81,84 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   auto bindings = [&](int s) {
     return DeviceBindings{{buffers[s][0], buffers[s][1]}, {buffers[s][2], buffers[s][3]}};
   };
-  // Populate and instantiate, timed apart; also for the same program with plain edges only
-  // (the graph stream capture makes), the like-for-like comparison with capture.
+  // Building + instantiating the graph: populate (programmatic edges, and plain edges only)
+  // against stream capture of the same launches from an eager program (eager runs start a
+  // kernel early where the graph has a programmatic edge, and capture makes that launch the
+  // same edge; with programmatic_launch off both have plain edges). Round by round, so that
+  // every variant sees the same machine state.
   SessionOptions plain_options{Device::kCuda};
   plain_options.programmatic_launch = false;
   const Session plain_session(softmax_chain(n), plain_options);
   const DeviceProgram plain(plain_session, {{1, kElements}, {1, kElements}});
+  SessionOptions eager_options{Device::kCuda};
+  eager_options.mode = ExecutionMode::kEager;
+  const Session eager_session(softmax_chain(n), eager_options);
+  const DeviceProgram eager(eager_session, {{1, kElements}, {1, kElements}});
+  eager_options.programmatic_launch = false;
+  const Session eager_plain_session(softmax_chain(n), eager_options);
+  const DeviceProgram eager_plain(eager_plain_session, {{1, kElements}, {1, kElements}});
+  struct Variant {
+    const DeviceProgram* program;
+    bool capture;
+    std::string key;
+    std::vector<double> total_us, build_us, instantiate_us;
+  };
+  std::vector<Variant> variants = {{&program, false, "program_", {}, {}, {}},
+                                   {&plain, false, "program_plain_", {}, {}, {}},
+                                   {&eager, true, "program_capture_", {}, {}, {}},
+                                   {&eager_plain, true, "program_plain_capture_", {}, {}, {}}};
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
   GraphSegment seg;
-  for (const DeviceProgram* p : {&plain, &program}) {
-    std::vector<double> build_us, populate_us, instantiate_us;
-    for (int r = 0; r < 7; ++r) {
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
+  for (int r = 0; r < 15; ++r) {
+    for (Variant& v : variants) {
+      cudaGraph_t g = nullptr;
+      cudaGraphExec_t e = nullptr;
       t0 = Clock::now();
-      CK(cudaGraphCreate(&graph, 0));
-      seg = p->populate(graph, nullptr, 0, bindings(0));
-      const double populated = us_since(t0);
-      CK(cudaGraphInstantiate(&exec, graph, 0));
-      build_us.push_back(us_since(t0));
-      populate_us.push_back(populated);
-      instantiate_us.push_back(build_us.back() - populated);
+      if (v.capture) {
+        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        v.program->run(bindings(0), stream);
+        CK(cudaStreamEndCapture(stream, &g));
+      } else {
+        CK(cudaGraphCreate(&g, 0));
+        const GraphSegment s = v.program->populate(g, nullptr, 0, bindings(0));
+        if (v.program == &program) seg = s;
+      }
+      const double built = us_since(t0);
+      CK(cudaGraphInstantiate(&e, g, 0));
+      const double total = us_since(t0);
+      if (r >= 1) {
+        v.total_us.push_back(total);
+        v.build_us.push_back(built);
+        v.instantiate_us.push_back(total - built);
+      }
+      if (r == 0) {
+        // The programmatic edges each graph has.
+        size_t count = 0;
+        CK(cudaGraphGetEdges(g, nullptr, nullptr, nullptr, &count));
+        std::vector<cudaGraphNode_t> from(count), to(count);
+        std::vector<cudaGraphEdgeData> data(count);
+        CK(cudaGraphGetEdges(g, from.data(), to.data(), data.data(), &count));
+        out[v.key + "graph_programmatic_edges"] =
+            std::count_if(data.begin(), data.end(), [](const cudaGraphEdgeData& d) {
+              return d.type == cudaGraphDependencyTypeProgrammatic;
+            });
+      }
+      if (v.program == &program) {  // kept for the launch, update and run rounds below
+        if (exec) cudaGraphExecDestroy(exec);
+        if (graph) cudaGraphDestroy(graph);
+        graph = g, exec = e;
+      } else {
+        cudaGraphExecDestroy(e);
+        cudaGraphDestroy(g);
+      }
     }
-    const std::string key = p == &plain ? "program_plain_" : "program_";
-    out[key + "populate_instantiate_us"] = median(build_us);
-    out[key + "populate_us"] = median(populate_us);
-    out[key + "instantiate_us"] = median(instantiate_us);
+  }
+  for (const Variant& v : variants) {
+    // build: populate, or the captured eager run
+    out[v.key + "build_instantiate_us"] = median(v.total_us);
+    out[v.key + "build_us"] = median(v.build_us);
+    out[v.key + "instantiate_us"] = median(v.instantiate_us);
   }
   out["program_graph_nodes"] = seg.node_count;
   out["program_programmatic_edges"] = program.stats().programmatic_edges;
@@ -145,28 +197,6 @@ void measure_program(int n, cudaStream_t stream, nlohmann::json& out) {
   out["program_update_host_us"] = median(update_host);
   out["program_update_launch_host_us"] = median(update_launch_host);
 
-  // The same work captured from eager launches (the same kernels, on caller buffers), and
-  // instantiated.
-  SessionOptions eager{Device::kCuda};
-  eager.mode = ExecutionMode::kEager;
-  const Session eager_session(softmax_chain(n), eager);
-  const DeviceProgram eager_program(eager_session, {{1, kElements}, {1, kElements}});
-  std::vector<double> capture_us, recorded_us;
-  for (int r = 0; r < 7; ++r) {
-    t0 = Clock::now();
-    cudaGraph_t captured;
-    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    eager_program.run(bindings(0), stream);
-    CK(cudaStreamEndCapture(stream, &captured));
-    recorded_us.push_back(us_since(t0));
-    cudaGraphExec_t e;
-    CK(cudaGraphInstantiate(&e, captured, 0));
-    capture_us.push_back(us_since(t0));
-    cudaGraphExecDestroy(e);
-    cudaGraphDestroy(captured);
-  }
-  out["program_capture_instantiate_us"] = median(capture_us);
-  out["program_capture_us"] = median(recorded_us);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   for (auto& set : buffers)
@@ -431,14 +461,18 @@ int run(int argc, char** argv) {
                           "rebind_tables_host_us",
                           "rebind_setparams_every_node_host_us",
                           "program_compile_s",
-                          "program_populate_instantiate_us",
-                          "program_populate_us",
+                          "program_build_instantiate_us",
+                          "program_build_us",
                           "program_instantiate_us",
-                          "program_plain_populate_instantiate_us",
-                          "program_plain_populate_us",
-                          "program_plain_instantiate_us",
+                          "program_capture_build_instantiate_us",
+                          "program_capture_build_us",
                           "program_capture_instantiate_us",
-                          "program_capture_us",
+                          "program_plain_build_instantiate_us",
+                          "program_plain_build_us",
+                          "program_plain_instantiate_us",
+                          "program_plain_capture_build_instantiate_us",
+                          "program_plain_capture_build_us",
+                          "program_plain_capture_instantiate_us",
                           "program_graph_launch_host_us",
                           "program_update_host_us",
                           "program_update_launch_host_us",
@@ -452,18 +486,20 @@ int run(int argc, char** argv) {
   std::printf(
       "graphfuse program: %d kernels, %d graph nodes; DeviceProgram::run host %.2fx "
       "cudaGraphLaunch of the same nodes (%.2fx with new buffers each run); "
-      "populate + instantiate %.2fx capture + instantiate of the same launches (%.2fx "
-      "with plain edges, as capture makes; %d of the edges programmatic); "
+      "populate + instantiate %.2fx capture + instantiate of the same launches (%d programmatic "
+      "edges populated, %d captured); with plain edges in both, %.2fx; "
       "update %.2f us (every node re-set: %.0f us)\n",
       out["program_kernels"].get<int>(), out["program_graph_nodes"].get<int>(),
       out["program_run_host_us"].get<double>() / out["program_graph_launch_host_us"].get<double>(),
       out["program_run_rebind_host_us"].get<double>() /
           out["program_graph_launch_host_us"].get<double>(),
-      out["program_populate_instantiate_us"].get<double>() /
-          out["program_capture_instantiate_us"].get<double>(),
-      out["program_plain_populate_instantiate_us"].get<double>() /
-          out["program_capture_instantiate_us"].get<double>(),
-      out["program_programmatic_edges"].get<int>(), out["program_update_host_us"].get<double>(),
+      out["program_build_instantiate_us"].get<double>() /
+          out["program_capture_build_instantiate_us"].get<double>(),
+      out["program_graph_programmatic_edges"].get<int>(),
+      out["program_capture_graph_programmatic_edges"].get<int>(),
+      out["program_plain_build_instantiate_us"].get<double>() /
+          out["program_plain_capture_build_instantiate_us"].get<double>(),
+      out["program_update_host_us"].get<double>(),
       out["rebind_setparams_every_node_host_us"].get<double>());
   std::printf(
       "loop of %d iterations of a %d-kernel body in one launch: %.2f us per body kernel, "

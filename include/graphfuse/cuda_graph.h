@@ -27,7 +27,9 @@
 // programs of one session share one set of internal buffers (SessionOptions::
 // share_device_arena): graphs that hold them must not run concurrently with each other or with
 // run() of any of them, which the caller orders (run() itself orders its launches after each
-// other and after the other programs' of the session, on any streams).
+// other and after the other programs' of the session, on any streams; the first time runs
+// change streams it synchronises the device once, and from then on each run records an event
+// for the next stream to wait for).
 #pragma once
 
 #include <cstddef>

@@ -52,9 +52,11 @@ struct SessionOptions {
   CpuBackend cpu_backend = CpuBackend::kFused;
   Precision precision = Precision::kFp32;
   ExecutionMode mode = ExecutionMode::kGraph;
-  // CUDA graph mode: a kernel may start while the kernel it depends on finishes (programmatic
-  // dependent launch, sm_90 and later), which hides most of the gap between dependent kernels.
-  // The results are the same either way; off is there to compare.
+  // CUDA: a kernel may start while the kernel it depends on finishes (programmatic dependent
+  // launch, sm_90 and later), which hides most of the gap between dependent kernels: graph mode
+  // makes those edges programmatic, eager mode launches such a kernel with programmatic stream
+  // serialization after a kernel of ours. The results are the same either way; off is there to
+  // compare.
   bool programmatic_launch = true;
   // CUDA: which decode-shaped products run as skinny GEMM kernels (see SkinnyGemm).
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;

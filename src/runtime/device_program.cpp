@@ -1,6 +1,8 @@
 // DeviceProgram: a Session's CUDA program for one set of input shapes, on caller buffers.
 #include "graphfuse/cuda_graph.h"
 
+#include <array>
+
 #include "graphfuse/error.h"
 #include "runtime/session_programs.h"
 #ifdef GF_HAVE_CUDA
@@ -71,7 +73,19 @@ std::vector<uint64_t> DeviceProgram::addresses(const DeviceBindings& b) const {
 #ifdef GF_HAVE_CUDA
 
 void DeviceProgram::run(const DeviceBindings& bindings, CUstream_st* stream) const {
-  cuda_->run_on_device(addresses(bindings), stream);
+  // The common case without an allocation: a run is a few host calls.
+  constexpr size_t kFew = 16;
+  const size_t count = bindings.inputs.size() + bindings.outputs.size();
+  if (count > kFew || bindings.inputs.size() != input_types_.size() ||
+      bindings.outputs.size() != output_types_.size()) {
+    cuda_->run_on_device(addresses(bindings), stream);  // or its error
+    return;
+  }
+  std::array<uint64_t, kFew> a;
+  size_t i = 0;
+  for (const void* p : bindings.inputs) a[i++] = reinterpret_cast<uintptr_t>(p);
+  for (void* p : bindings.outputs) a[i++] = reinterpret_cast<uintptr_t>(p);
+  cuda_->run_on_device(std::span<const uint64_t>(a.data(), count), stream);
 }
 
 namespace {

@@ -110,6 +110,58 @@ TEST_P(SharedArena, RunsOfTwoShapesOnTwoStreamsTakeTurns) {
   EXPECT_GE(session.stats().shared_arena_bytes, programs[0]->stats().arena_bytes);
 }
 
+// Runs on one stream record nothing for other streams; the first run on another stream must
+// still follow them, though the caller destroyed their stream as soon as it queued them (work
+// queued on a destroyed stream still runs). Then runs alternate between two more streams.
+TEST_P(SharedArena, ARunOnANewStreamFollowsRunsOnAStreamSinceDestroyed) {
+  Session session(doubled_relu_plus_x(), options());
+  const std::vector<int64_t> rows = {4096, 2048};
+  std::vector<std::unique_ptr<DeviceProgram>> programs;
+  for (int64_t n : rows)
+    programs.push_back(
+        std::make_unique<DeviceProgram>(session, std::vector<std::vector<int64_t>>{{n, kWidth}}));
+  struct Run {
+    size_t program = 0;
+    Tensor x, want;
+    void* in = nullptr;
+    void* out = nullptr;
+  };
+  std::vector<Run> runs;
+  const auto prepare = [&](size_t p, int round) -> Run& {
+    Run r;
+    r.program = p;
+    r.x = input(rows[p], round);
+    r.want = oracle(r.x);
+    EXPECT_EQ(cudaMalloc(&r.in, r.x.nbytes()), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&r.out, r.x.nbytes()), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(r.in, r.x.raw(), r.x.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    runs.push_back(std::move(r));
+    return runs.back();
+  };
+  for (int round = 0; round < 11; ++round) prepare(round % 2, round);
+  cudaStream_t gone, streams[2];
+  CK(cudaStreamCreateWithFlags(&gone, cudaStreamNonBlocking));
+  for (cudaStream_t& s : streams) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (size_t i = 0; i < 3; ++i) {
+    programs[runs[i].program]->run(DeviceBindings{{runs[i].in}, {runs[i].out}}, gone);
+  }
+  CK(cudaStreamDestroy(gone));
+  for (size_t i = 3; i < runs.size(); ++i) {
+    programs[runs[i].program]->run(DeviceBindings{{runs[i].in}, {runs[i].out}}, streams[i % 2]);
+  }
+  for (cudaStream_t s : streams) CK(cudaStreamSynchronize(s));
+  int wrong = 0;
+  for (Run& r : runs) {
+    Tensor got(DType::kF32, r.x.dims());
+    CK(cudaMemcpy(got.raw(), r.out, got.nbytes(), cudaMemcpyDeviceToHost));
+    wrong += equal(got, r.want) ? 0 : 1;
+    cudaFree(r.in);
+    cudaFree(r.out);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << runs.size() << " runs";
+  for (cudaStream_t s : streams) cudaStreamDestroy(s);
+}
+
 // Session::run from four threads, each on a shape of its own.
 TEST_P(SharedArena, ThreadsOnShapesOfTheirOwnGetExactResults) {
   Session session(doubled_relu_plus_x(), options());

@@ -25,6 +25,7 @@ namespace gf {
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)             \
   X(cuEventDestroy) X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)              \
   X(cuStreamSynchronize) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent)     \
+  X(cuStreamIsCapturing)                                                                      \
   X(cuLaunchKernelEx) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X) GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
@@ -33,7 +34,7 @@ namespace gf {
   X(cuGraphExecDestroy) X(cuGraphLaunch) X(cuGraphGetNodes) X(cuGraphNodeGetType)         \
   X(cuGraphExecKernelNodeSetParams) X(cuGraphAddChildGraphNode) X(cuGraphAddEmptyNode)        \
   X(cuGraphChildGraphNodeGetGraph) X(cuGraphKernelNodeGetParams) X(cuGraphKernelNodeSetParams) \
-  X(cuGraphExecChildGraphNodeSetParams) X(cuGraphDestroyNode) X(cuGraphAddEventRecordNode)
+  X(cuGraphExecChildGraphNodeSetParams) X(cuGraphDestroyNode)
 
 // Virtual memory management (runtime/cuda/session_arena.h).
 #define GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)                                       \

@@ -43,6 +43,27 @@ void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared
            "cuLaunchKernel (" + what + ")");
 }
 
+// A launch that may start while the kernel before it on `stream` finishes (programmatic stream
+// serialization): for a kernel that waits for its inputs inside, after a kernel of ours. Stream
+// capture turns it into the programmatic edge the graph form adds.
+void launch_kernel_early(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared,
+                         CUstream stream, void** params, const std::string& what) {
+  CUlaunchAttribute early{};
+  early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  early.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid;
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = block;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = shared;
+  config.hStream = stream;
+  config.attrs = &early;
+  config.numAttrs = 1;
+  check_cu(cuda_driver().cuLaunchKernelEx(&config, fn, params, nullptr),
+           "cuLaunchKernelEx (" + what + ")");
+}
+
 }  // namespace
 
 CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
@@ -236,12 +257,9 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
   CudaContext::get();
   const CudaDriverApi& cu = cuda_driver();
   const CUstream stream = st.stream->get();
-  // After the arena's last run, when that went on another stream (another program's, or a
-  // caller's).
-  CUstream& last = st.arena->last_stream();
-  if (stream != last)
-    check_cu(cu.cuStreamWaitEvent(stream, st.arena->done(), 0), "cuStreamWaitEvent");
-  last = stream;
+  // After the arena's last run (the copies below write the arena); launch() asks again, on the
+  // same stream, which orders nothing more.
+  st.arena->follow_last_run(stream, graph_.name);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ValueId v = graph_.inputs()[i];
     if (st.slot_of_value[static_cast<size_t>(v)] < 0 || inputs[i].nbytes() == 0)
@@ -272,7 +290,6 @@ std::vector<Tensor> CudaProgram::run(std::span<const Tensor> inputs) const {
 void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) const {
   const CudaDriverApi& cu = cuda_driver();
   const CudaProgramState& st = *state_;
-  CUstream& last = st.arena->last_stream();
   const CUevent done = st.arena->done();
   if (cuda_graph_) {
     if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
@@ -280,10 +297,10 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       cuda_graph_->rebind(st, addresses);
       graph_addresses_.assign(addresses.begin(), addresses.end());
     }
-    // A stream orders its own work: only a run on another stream waits for the last one.
-    if (stream != last) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
-    cuda_graph_->launch(stream);  // records `done` at its end
-    last = stream;
+    const bool record = st.arena->follow_last_run(stream, graph_.name);
+    cuda_graph_->launch(stream);
+    if (record) check_cu(cu.cuEventRecord(done, stream), "cuEventRecord");
+    st.arena->ran(record);
     return;
   }
   // Eager: the steps go on the program's stream (host steps synchronise it), after the caller's
@@ -294,14 +311,26 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     check_cu(cu.cuEventRecord(st.ready, stream), "cuEventRecord");
     check_cu(cu.cuStreamWaitEvent(own, st.ready, 0), "cuStreamWaitEvent");
   }
-  if (own != last) check_cu(cu.cuStreamWaitEvent(own, done, 0), "cuStreamWaitEvent");
+  st.arena->follow_last_run(own, graph_.name);
   const ProgramBindings& b = *st.bindings;
   const bool bound = !std::equal(addresses.begin(), addresses.end(), b.defaults().begin(),
                                  b.defaults().end());
+  // As in graph mode (cuda_program_graph.h): a kernel that waits for its inputs inside may start
+  // while our kernel before it finishes.
+  bool after_kernel = false;
+  const auto launch_step = [&](CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared,
+                               bool syncs, void** params, const std::string& what) {
+    if (after_kernel && syncs && st.programmatic_edges) {
+      launch_kernel_early(fn, grid, block, shared, own, params, what);
+    } else {
+      launch_kernel(fn, grid, block, shared, own, params, what);
+    }
+    after_kernel = true;
+  };
   if (bound) {
     BindInParams in = b.in_params(addresses);
     auto args = in.kernel_params();
-    launch_kernel(b.bind_in(), b.grid(), b.block(), 0, own, args.data(), "binding the inputs");
+    launch_step(b.bind_in(), b.grid(), b.block(), 0, false, args.data(), "binding the inputs");
   }
   for (const CudaStep& s : st.steps) {
     switch (s.kind) {
@@ -310,26 +339,29 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
         if (l.grid == 0) break;
         CUdeviceptr table = st.tables.ptr() + s.table_index * sizeof(CUdeviceptr);
         void* params[] = {&table};
-        launch_kernel(s.fn, l.grid, l.block, l.dynamic_shared_bytes, own, params, s.label);
+        launch_step(s.fn, l.grid, l.block, l.dynamic_shared_bytes, s.kernel.waits_for_prior_grids,
+                    params, s.label);
         break;
       }
       case CudaStep::Kind::kGemm:
       case CudaStep::Kind::kConv:
         run_library_step(graph_, st, s, own);
+        after_kernel = false;
         break;
       case CudaStep::Kind::kHost:
         run_host_step(graph_, st, s);
+        after_kernel = false;
         break;
     }
   }
   if (bound) {
     BindOutParams out = b.out_params();
     auto args = out.kernel_params();
-    launch_kernel(b.bind_out(), b.grid(), b.block(), 0, own, args.data(), "binding the outputs");
+    launch_step(b.bind_out(), b.grid(), b.block(), 0, true, args.data(), "binding the outputs");
   }
   check_cu(cu.cuEventRecord(done, own), "cuEventRecord");
+  st.arena->ran(true);
   if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
-  last = own;
 }
 
 void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {

@@ -64,9 +64,10 @@ struct CudaProgramOptions {
   // Which decode-shaped GEMMs run as generated skinny GEMM kernels with their epilogue fused
   // (skinny_gemm_step.h); the rest run through cuBLASLt.
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
-  // Graph mode: a kernel may start while the kernel it depends on finishes (programmatic
-  // dependent launch, sm_90 and later), hiding most of the gap between dependent kernels; our
-  // kernels wait for their inputs inside (gf_grid_dependency_sync). Off: plain edges.
+  // A kernel may start while the kernel it depends on finishes (programmatic dependent launch,
+  // sm_90 and later), hiding most of the gap between dependent kernels; our kernels wait for
+  // their inputs inside (gf_grid_dependency_sync). Graph mode: programmatic edges; eager mode:
+  // programmatic stream serialization after a kernel of ours. Off: plain edges and launches.
   bool programmatic_launch = true;
   // Generated kernels round each f16/bf16 op's result (SessionOptions::round_16bit_intermediates).
   bool round_16bit_intermediates = true;

@@ -371,13 +371,9 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
   const CudaDriverApi& cu = cuda_driver();
   std::unique_ptr<ProgramGraph> pg(new ProgramGraph());
   check_cu(cu.cuGraphCreate(&pg->graph_, 0), "cuGraphCreate");
+  // Nothing marks its end: a run on another stream than the last is ordered by the arena
+  // (SessionArena::follow_last_run), so a launch is one cuGraphLaunch of the program's nodes.
   pg->segment_ = populate_program(pg->graph_, nullptr, 0, g, st, st.bindings->defaults());
-  // The graph itself marks its end for runs on other streams (CudaProgram::launch): no event
-  // call per launch.
-  CUgraphNode recorded = nullptr;
-  check_cu(
-      cu.cuGraphAddEventRecordNode(&recorded, pg->graph_, &pg->segment_.exit, 1, st.arena->done()),
-      "cuGraphAddEventRecordNode");
   check_cu(cu.cuGraphInstantiateWithFlags(&pg->exec_, pg->graph_, 0),
            "cuGraphInstantiateWithFlags");
   return pg;

@@ -101,7 +101,8 @@ struct CudaProgramState {
   mutable std::vector<DeviceBuffer> control_buffers;
   std::unique_ptr<CudaStream> stream;
   CUevent ready = nullptr;  // the caller's stream reached a run (eager runs on caller buffers)
-  // Graph mode: kernel-to-kernel edges are programmatic where the later kernel syncs
+  // Kernel-to-kernel edges are programmatic where the later kernel syncs (graph mode), and such
+  // a kernel right after one of ours starts early in eager mode
   // (CudaProgramOptions::programmatic_launch; cuda_program_graph.h).
   bool programmatic_edges = false;
 

@@ -73,6 +73,34 @@ SessionArena::~SessionArena() {
   if (done_) cu.cuEventDestroy(done_);
 }
 
+bool SessionArena::follow_last_run(CUstream stream, const std::string& what) const {
+  const CudaDriverApi& cu = cuda_driver();
+  if (any_run_ && stream != last_stream_) {
+    // A run captured into the caller's graph is ordered by that graph's launches (cuda_graph.h:
+    // they must not overlap the session's runs); waiting here would order nothing that replays,
+    // and a synchronisation would end the capture.
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    check_cu(cu.cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing (" + what + ")");
+    last_captured_ = capture != CU_STREAM_CAPTURE_STATUS_NONE;
+    if (capture == CU_STREAM_CAPTURE_STATUS_NONE && last_recorded_) {
+      check_cu(cu.cuStreamWaitEvent(stream, done_, 0), "cuStreamWaitEvent (" + what + ")");
+    } else if (capture == CU_STREAM_CAPTURE_STATUS_NONE) {
+      // The last run recorded nothing, and its stream may be gone: wait for the device, once.
+      check_cu(cu.cuCtxSynchronize(), "cuCtxSynchronize (" + what + ")");
+      record_every_run_ = true;
+    }
+  }
+  any_run_ = true;
+  last_stream_ = stream;
+  last_recorded_ = false;
+  return record_every_run_;
+}
+
+void SessionArena::ran(bool recorded_done) const {
+  // An event recorded under capture is recorded only when the caller's graph runs.
+  last_recorded_ = recorded_done && !last_captured_;
+}
+
 std::unique_ptr<SessionArena::Lease> SessionArena::lease(uint64_t bytes, const std::string& what) {
   std::unique_ptr<Lease> l(new Lease);
   l->bytes_ = bytes;

@@ -7,9 +7,12 @@
 // the sum of three.
 //
 // Programs that share the arena take turns. Every launch of one happens with turn() locked, after
-// the earlier launch of any of them: a launch on another stream than the last waits for done(),
-// which every run records at its end (the program's graph ends with an event-record node, its
-// eager loop records it).
+// the earlier launch of any of them (follow_last_run). Runs on one stream are ordered by it and
+// record nothing: a graph run is one cuGraphLaunch. The first time a run comes on another stream
+// after a graph run, the device is synchronised once (the earlier stream may be gone by then, so
+// nothing can be recorded on it), and from then on every run records done() at its end, which a
+// run on another stream waits for. Eager runs always record it (their caller's stream waits for
+// it too).
 //
 // Where the device has no virtual memory management each lease is an allocation of its own
 // (shared() is false); the programs still take turns. Thread-safe.
@@ -62,10 +65,13 @@ class SessionArena : public std::enable_shared_from_this<SessionArena> {
   bool shared() const { return reserved_bytes_ > 0; }
   uint64_t backed_bytes() const;  // physical memory behind the arena now (the leases', if own)
 
-  // Turn-taking (see above): lock turn() around a launch; last_stream() (guarded by it) is the
-  // stream of the latest launch, done() the event its end records.
+  // Turn-taking (see above), with turn() locked. follow_last_run orders work on `stream` after
+  // the arena's last run (nothing to order on a stream under capture: its graph's launches are
+  // the caller's to order) and returns whether the run about to be launched must record done()
+  // at its end; ran() tells whether it did. Throws kDeviceError naming `what`.
   std::mutex& turn() const { return turn_; }
-  CUstream& last_stream() const { return last_stream_; }
+  bool follow_last_run(CUstream stream, const std::string& what) const;
+  void ran(bool recorded_done) const;
   CUevent done() const { return done_; }
 
  private:
@@ -92,7 +98,11 @@ class SessionArena : public std::enable_shared_from_this<SessionArena> {
   uint64_t own_bytes_ = 0;  // leases' own allocations (no virtual memory management)
 
   mutable std::mutex turn_;
+  mutable bool any_run_ = false;
   mutable CUstream last_stream_ = nullptr;
+  mutable bool last_recorded_ = false;     // the last run recorded done_
+  mutable bool last_captured_ = false;     // its stream was found capturing
+  mutable bool record_every_run_ = false;  // runs came on more than one stream
   CUevent done_ = nullptr;
 };
 
