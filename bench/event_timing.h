@@ -30,4 +30,20 @@ double time_us(int iters, F&& launch) {
   return median(us);
 }
 
+// Device time per launch with the host's cost hidden: `batch` launches queued back to back
+// between two events, `iters` times after 3 warm-ups; the median of elapsed / batch.
+template <class F>
+double time_us_batched(int iters, int batch, F&& launch) {
+  for (int i = 0; i < 3; ++i) launch();
+  std::vector<double> us;
+  CudaEvent start, stop;
+  for (int i = 0; i < iters; ++i) {
+    start.record();
+    for (int b = 0; b < batch; ++b) launch();
+    stop.record();
+    us.push_back(1e3 * stop.elapsed_ms_since(start) / batch);
+  }
+  return median(us);
+}
+
 }  // namespace gf::bench
