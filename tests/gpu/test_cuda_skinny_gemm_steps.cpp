@@ -78,6 +78,51 @@ TEST_F(CudaSkinnyGemmSteps, EveryRowCountDtypeLayoutAndEpilogueMatchesTheReferen
   }
 }
 
+// A LayerNormalization or RMSNormalization alone before a product goes into the skinny kernel
+// (it normalizes A's rows as it reads them): one kernel for norm, product, bias and GELU, in
+// every dtype, with K a multiple of the vector width or not, in graph and eager mode, against
+// the reference interpreter (which stores the norm's output, rounded, as the kernel rounds it).
+TEST_F(CudaSkinnyGemmSteps, ANormBeforeTheProductRunsInsideItsKernel) {
+  std::mt19937 rng(11);
+  uint32_t seed = 20;
+  for (DType dtype : {DType::kF16, DType::kBF16, DType::kF32}) {
+    for (Op norm : {Op::kLayerNormalization, Op::kRMSNormalization}) {
+      for (int64_t k : {768, 203}) {
+        for (int64_t m : {1, 3}) {
+          const int64_t n = 136;
+          SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + std::string(op_name(norm)) + " m " +
+                       std::to_string(m) + " k " + std::to_string(k));
+          GraphBuilder b("norm_product");
+          const ValueId x = b.input("x", dtype, Shape{m, k});
+          const ValueId scale = b.constant("scale", testing::skinny_uniform(rng, {k}, 1.0f, dtype));
+          const ValueId y =
+              norm == Op::kLayerNormalization
+                  ? b.layer_norm(x, scale,
+                                 b.constant("beta", testing::skinny_uniform(rng, {k}, 0.5f, dtype)))
+                  : b.op1(Op::kRMSNormalization, {x, scale},
+                          {{"axis", int64_t{-1}}, {"epsilon", 1e-6f}});
+          const ValueId w = b.constant(
+              "w", testing::skinny_uniform(rng, {k, n}, 1.0f / std::sqrt(float(k)), dtype));
+          const ValueId bias = b.constant("bias", testing::skinny_uniform(rng, {n}, 0.1f, dtype));
+          b.output(b.gelu(b.add(b.matmul(y, w), bias), false), "out");
+          const Graph g = b.build();
+          const std::vector<Tensor> inputs = testing::random_inputs(g, {-2, 2}, seed++);
+          const std::vector<Tensor> want = ref::run_graph(g, inputs);
+          for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+            SessionOptions o{Device::kCuda};
+            o.mode = mode;
+            const Session s(g, o);
+            // The reference rounds every op of its decomposed GELU to 16 bits; the kernel once.
+            expect_outputs_match(s, inputs, want, dtype == DType::kF32 ? 1 : 2);
+            EXPECT_EQ(s.stats().skinny_gemm_steps, 1);
+            EXPECT_EQ(s.stats().fused_kernels, 1) << "the norm kept a kernel";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_F(CudaSkinnyGemmSteps, SeventeenRowsRunThroughCublasLt) {
   GraphBuilder b("rows17");
   std::mt19937 rng(3);

@@ -50,12 +50,49 @@ TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
           s.gated = true;
           sources.push_back(
               codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+          if (!transposed) continue;
+          // With the norm before the product read into the kernel (W [n, k] only).
+          s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
+          s.row_norm_bias = constant_w;
+          sources.push_back(
+              codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
+          s.gated = false;
+          s.row_norm = codegen::SkinnyRowNorm::kRmsNorm;
+          s.row_norm_epsilon = 1e-6f;
+          sources.push_back(
+              codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
         }
       }
     }
   }
   EXPECT_NO_THROW(compiler.compile_all(sources, 90));
   std::filesystem::remove_all(compiler.options().cache_dir);
+}
+
+// The norm's operands come right after A, and a norm with W [k, n] is refused.
+TEST(SkinnyGemmCodegen, RowNormReadsScaleAndBiasAfterAAndNeedsWTransposed) {
+  SkinnyGemmSpec s;
+  s.dtype = DType::kF16;
+  s.m = 2;
+  s.n = 64;
+  s.k = 96;
+  s.w_transposed = true;
+  s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
+  s.row_norm_bias = true;
+  s.has_bias = true;
+  const std::vector<SkinnyBuffer> b = codegen::skinny_gemm_buffers(s, 132);
+  ASSERT_GE(b.size(), 5u);
+  EXPECT_EQ(b[0], SkinnyBuffer::kA);
+  EXPECT_EQ(b[1], SkinnyBuffer::kNormScale);
+  EXPECT_EQ(b[2], SkinnyBuffer::kNormBias);
+  EXPECT_EQ(b[3], SkinnyBuffer::kW);
+  s.row_norm = codegen::SkinnyRowNorm::kRmsNorm;  // RMSNorm has no bias
+  EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132)[2], SkinnyBuffer::kW);
+  s.w_transposed = false;
+  EXPECT_THROW(codegen::emit_skinny_gemm_kernel(s, "k", 132), Error);
+  s.w_transposed = true;
+  s.row_norm_epsilon = -1.0f;
+  EXPECT_THROW(codegen::emit_skinny_gemm_kernel(s, "k", 132), Error);
 }
 
 TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {

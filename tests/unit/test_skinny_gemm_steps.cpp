@@ -220,6 +220,60 @@ TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
   EXPECT_EQ(uses.writes, std::vector<ValueId>{relu_out});
 }
 
+// x [rows, 96] -> norm -> Reshape -> MatMul by a constant W [96, 40] (stored [n, k]) -> Add bias:
+// a LayerNormalization (or RMSNormalization), alone in its group, goes into the skinny kernel,
+// whose A is then the norm's input, followed by the norm's scale (and bias); with the norm's
+// output read elsewhere too, or skinny GEMMs off, the norm stays a kernel of its own.
+Graph norm_then_product(Op norm, bool output_read_twice) {
+  GraphBuilder b;
+  Tensor w(DType::kF16, {96, 40}), bias(DType::kF16, {40}), scale(DType::kF16, {96});
+  const ValueId x = b.input("x", DType::kF16, Shape{2, 96});
+  const ValueId s = b.constant("scale", scale);
+  const ValueId y =
+      norm == Op::kLayerNormalization
+          ? b.layer_norm(x, s, b.constant("beta", Tensor(DType::kF16, {96})))
+          : b.op1(Op::kRMSNormalization, {x, s}, {{"axis", int64_t{-1}}, {"epsilon", 1e-6f}});
+  const ValueId a = b.reshape(y, {2, 96});
+  b.output(b.add(b.matmul(a, b.constant("w", w)), b.constant("bias", bias)), "out");
+  if (output_read_twice) b.output(b.unary(Op::kNeg, y), "neg");
+  return prepared(b.build());
+}
+
+TEST(SkinnyGemmSteps, ANormAloneBeforeTheProductGoesIntoTheSkinnyKernel) {
+  for (Op norm : {Op::kLayerNormalization, Op::kRMSNormalization}) {
+    SCOPED_TRACE(op_name(norm));
+    const Graph g = norm_then_product(norm, false);
+    cuda::CudaProgramState state;
+    cuda::CudaProgramStats stats;
+    cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);
+    EXPECT_EQ(stats.skinny_gemm_steps, 1);
+    EXPECT_EQ(stats.generated_kernels, 1) << "the norm kept a kernel";
+    ASSERT_EQ(state.steps.size(), 1u);
+    const cuda::CudaStep& s = state.steps[0];
+    const bool layer_norm = norm == Op::kLayerNormalization;
+    EXPECT_NE(s.label.find(layer_norm ? "after LayerNorm" : "after RMSNorm"), std::string::npos)
+        << s.label;
+    ASSERT_GE(s.buffers.size(), 4u);
+    EXPECT_EQ(s.buffers[0], g.inputs()[0]);            // A is the norm's input
+    EXPECT_TRUE(g.value(s.buffers[1]).is_constant());  // its scale
+    EXPECT_EQ(g.value(s.buffers[1]).type.shape.static_dims(), std::vector<int64_t>{96});
+    if (layer_norm) {
+      EXPECT_EQ(g.value(s.buffers[2]).type.shape.static_dims(), std::vector<int64_t>{96});
+    }
+    EXPECT_NE(s.kernel.source.find(layer_norm ? "kRowNorm = 1" : "kRowNorm = 2"),
+              std::string::npos);
+  }
+  // The norm's output read by another node too: the norm keeps its kernel, the product reads it.
+  const Graph g = norm_then_product(Op::kLayerNormalization, true);
+  cuda::CudaProgramState state;
+  cuda::CudaProgramStats stats;
+  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);
+  EXPECT_EQ(stats.skinny_gemm_steps, 1);
+  for (const cuda::CudaStep& s : state.steps)
+    EXPECT_EQ(s.label.find("after LayerNorm"), std::string::npos);
+  EXPECT_GE(stats.generated_kernels, 2) << "the norm needs its own kernel";
+}
+
 // Per case and row count, the spec the whole epilogue should give.
 void expect_spec(const testing::SkinnyStepCase& c, const codegen::SkinnyGemmSpec& s) {
   const bool bias_epilogue = c.epilogue == SkinnyEpilogue::kBias || c.epilogue == SkinnyEpilogue::kBiasRelu ||
@@ -319,6 +373,16 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   EXPECT_GT(with_gelu, 0);
   EXPECT_GT(with_residual, 0);
+  // ln_1 and ln_2 of each layer are read by one product only (the QKV product, the MLP's
+  // first): each goes into its product's kernel. ln_f's output is the model's output here (this
+  // export ends before the LM head), so it keeps its kernel.
+  int norms = 0, folded = 0;
+  for (size_t i = 0; i < g.num_nodes(); ++i)
+    norms += g.node(static_cast<NodeId>(i)).op == Op::kLayerNormalization;
+  for (const cuda::CudaStep& s : state.steps)
+    folded += s.label.find("after LayerNorm") != std::string::npos;
+  EXPECT_GT(norms, 1);
+  EXPECT_EQ(folded, norms - 1);
 }
 
 TEST(SkinnyGemmSteps, BertExportAtOneTokenTakesTheKernelUnderAutoOnItsTransposedWeights) {

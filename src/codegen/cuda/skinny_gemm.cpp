@@ -12,6 +12,8 @@
 #include "codegen/cuda/skinny_gemm.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "codegen/cuda/cuda_target.h"
@@ -36,6 +38,13 @@ constexpr int64_t kMaxPreloadPieces = 12;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// `f` exactly, as a C float literal (a hex float).
+std::string float_literal(float f) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%af", static_cast<double>(f));
+  return text;
+}
+
 struct Layout {
   int vec = 1;        // elements per 16-byte load
   bool vector_loads = false;
@@ -52,7 +61,9 @@ void check_spec(const SkinnyGemmSpec& s, int sm_count) {
   if (sm_count < 1) throw Error(ErrorCode::kInvalidArgument, "skinny GEMM: sm_count must be at least 1");
   const bool dtype_ok = s.dtype == DType::kF32 || s.dtype == DType::kF16 || s.dtype == DType::kBF16;
   if (!dtype_ok || s.m < 1 || s.m > kSkinnyGemmMaxRows || s.n < 1 || s.k < 1 ||
-      s.n > INT32_MAX / 2 || s.k > INT32_MAX / 2 || s.n * s.k > (int64_t{1} << 40)) {
+      s.n > INT32_MAX / 2 || s.k > INT32_MAX / 2 || s.n * s.k > (int64_t{1} << 40) ||
+      (s.row_norm != SkinnyRowNorm::kNone &&
+       (!s.w_transposed || !std::isfinite(s.row_norm_epsilon) || s.row_norm_epsilon < 0))) {
     throw Error(ErrorCode::kUnsupported, "skinny GEMM kernel does not take " + s.to_string() +
                                              " (f32/f16/bf16, m in 1.." +
                                              std::to_string(kSkinnyGemmMaxRows) + ")");
@@ -162,13 +173,79 @@ static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int
 }
 
 #if GF_TRANSPOSED
-// acc[m] (and acc_up[m]) += the kVec products of row m of A, from `a` on, with wv (and uv).
-static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, const float* wv, const float* uv,
-                                                          int valid, float* acc, float* acc_up) {
+// The row norm's statistics (kRowNorm), one pair per row of A, computed once per block.
+__shared__ float gf_row_mean[kM], gf_row_rstd[kM];
+
+static __device__ __forceinline__ float gf_warp_sum(float v) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, mask);
+  return v;
+}
+
+// The sum of f(x) over a row of A: lanes take 16-byte pieces, four pieces
+// per round all in flight at once (a load per element in turn would wait out the cache's
+// latency each time).
+constexpr int kRowPieces = (kK + 32 * kVec - 1) / (32 * kVec);
+template <class F>
+static __device__ __forceinline__ float gf_row_sum(const gf_t* row, F f) {
+  const int lane = threadIdx.x & 31;
+  float s = 0.0f;
+  for (int p0 = 0; p0 < kRowPieces; p0 += 4) {
+    float v[4][kVec];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int k0 = ((p0 + p) * 32 + lane) * kVec;
+      const int valid = k0 >= kK ? 0 : kK - k0 < kVec ? kK - k0 : kVec;
+      if (valid > 0) gf_load_vec(row + k0, v[p], valid);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) v[p][i] = i < valid ? v[p][i] : 0.0f;
+    }
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int k0 = ((p0 + p) * 32 + lane) * kVec;
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) s += k0 + i < kK ? f(v[p][i]) : 0.0f;
+    }
+  }
+  return gf_warp_sum(s);
+}
+
+// Warp w takes rows w, w + kWarps, ...: mean (LayerNorm) and 1 / sqrt(mean square + eps), the
+// squares taken about the mean, as the norm kernels do.
+static __device__ __forceinline__ void gf_row_statistics(const gf_t* x) {
+  for (int m = threadIdx.x >> 5; m < kM; m += kWarps) {
+    const gf_t* row = x + (int64_t)m * kK;
+    const float mean = kRowNorm == 1 ? gf_row_sum(row, [](float v) { return v; }) / (float)kK : 0.0f;
+    const float q = gf_row_sum(row, [mean](float v) { return (v - mean) * (v - mean); });
+    if ((threadIdx.x & 31) == 0) {
+      gf_row_mean[m] = mean;
+      gf_row_rstd[m] = 1.0f / sqrtf(q / (float)kK + kRowNormEpsilon);
+    }
+  }
+  __syncthreads();
+}
+
+// acc[m] (and acc_up[m]) += the kVec products of row m of A, from element k0 on, with wv (and
+// uv); with a row norm, A's elements are normalized (and rounded) first.
+static __device__ __forceinline__ void gf_accumulate_rows(void* const* buffers, const gf_t* a, int k0,
+                                                          const float* wv, const float* uv, int valid,
+                                                          float* acc, float* acc_up) {
+  float sv[kVec], bv[kVec];
+  if (kRowNorm != 0) {
+    gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0, sv, valid);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) bv[i] = 0.0f;
+    if (kRowNormBias) gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0, bv, valid);
+  }
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
     float av[kVec];
-    gf_load_vec(a + (int64_t)m * kK, av, valid);
+    gf_load_vec(a + (int64_t)m * kK + k0, av, valid);
+    if (kRowNorm != 0) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        av[i] = gf_to_f32(gf_from_f32((av[i] - gf_row_mean[m]) * gf_row_rstd[m] * sv[i] + bv[i]));
+    }
 #pragma unroll
     for (int i = 0; i < kVec; ++i) {
       acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
@@ -179,7 +256,6 @@ static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, const f
 
 // W is [n, k]: warp w of the grid computes column w.
 extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
-  const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
   const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
   const gf_t* wu = static_cast<const gf_t*>(buffers[kBufWUp]);
   const int lane = threadIdx.x & 31;
@@ -205,6 +281,9 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     }
   }
   gf_grid_dependency_sync();
+  // A is what the kernels before this one wrote: its address too is read after the wait.
+  const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
+  if (kRowNorm != 0) gf_row_statistics(a);
   if (col >= kN) return;
   float acc[kM], acc_up[kM];
 #pragma unroll
@@ -216,7 +295,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     float wv[kVec], uv[kVec];
     gf_unpack(wq[p], wv);
     if (kGated) gf_unpack(uq[kGated ? p : 0], uv);
-    gf_accumulate_rows(a + k0, wv, uv, kVec, acc, acc_up);
+    gf_accumulate_rows(buffers, a, k0, wv, uv, kVec, acc, acc_up);
   }
 #pragma unroll 4
   for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
@@ -224,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     float wv[kVec], uv[kVec];
     gf_load_vec(wrow + k0, wv, valid);
     if (kGated) gf_load_vec(wurow + k0, uv, valid);
-    gf_accumulate_rows(a + k0, wv, uv, valid, acc, acc_up);
+    gf_accumulate_rows(buffers, a, k0, wv, uv, valid, acc, acc_up);
   }
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
@@ -359,14 +438,22 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
 std::string SkinnyGemmSpec::to_string() const {
   std::ostringstream s;
   s << dtype_name(dtype) << " m=" << m << " n=" << n << " k=" << k
-    << (w_transposed ? " W[n,k]" : " W[k,n]") << (gated ? " gated" : "") << (has_bias ? " +bias" : "")
+    << (w_transposed ? " W[n,k]" : " W[k,n]") << (gated ? " gated" : "")
+    << (has_bias ? " +bias" : "")
     << (activation != SkinnyActivation::kNone && !gated ? " +activation" : "")
-    << (has_residual ? " +residual" : "") << (prefetch_weights ? " (constant W)" : "");
+    << (has_residual ? " +residual" : "") << (prefetch_weights ? " (constant W)" : "")
+    << (row_norm == SkinnyRowNorm::kLayerNorm ? " after LayerNorm"
+        : row_norm == SkinnyRowNorm::kRmsNorm ? " after RMSNorm"
+                                              : "");
   return s.str();
 }
 
 std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm_count) {
-  std::vector<SkinnyBuffer> b{SkinnyBuffer::kA, SkinnyBuffer::kW};
+  std::vector<SkinnyBuffer> b{SkinnyBuffer::kA};
+  if (spec.row_norm != SkinnyRowNorm::kNone) b.push_back(SkinnyBuffer::kNormScale);
+  if (spec.row_norm == SkinnyRowNorm::kLayerNorm && spec.row_norm_bias)
+    b.push_back(SkinnyBuffer::kNormBias);
+  b.push_back(SkinnyBuffer::kW);
   if (spec.gated) b.push_back(SkinnyBuffer::kWUp);
   if (spec.has_bias) b.push_back(SkinnyBuffer::kBias);
   if (spec.has_residual) b.push_back(SkinnyBuffer::kResidual);
@@ -394,14 +481,19 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << " k splits\n"
       << cuda_prelude() << "\n"
       << "#define GF_NAME " << name << "\n"
-      << "#define GF_DTYPE " << (spec.dtype == DType::kF32 ? 0 : spec.dtype == DType::kF16 ? 1 : 2) << "\n"
+      << "#define GF_DTYPE "
+      << (spec.dtype == DType::kF32   ? 0
+          : spec.dtype == DType::kF16 ? 1
+                                      : 2)
+      << "\n"
       << "#define GF_TRANSPOSED " << (spec.w_transposed ? 1 : 0) << "\n"
       << "typedef " << (spec.dtype == DType::kF32 ? "float" : "uint16_t") << " gf_t;\n"
       << "constexpr int kM = " << spec.m << ", kN = " << spec.n << ", kK = " << spec.k << ";\n"
       << "constexpr int kVec = " << l.vec << ", kWarps = " << l.warps << ";\n"
       << "constexpr int kPreloadPieces = " << l.preload_pieces << ";\n"
       << "constexpr bool kVectorLoads = " << (l.vector_loads ? "true" : "false") << ";\n"
-      << "constexpr bool kPrefetchWeights = " << (prefetches_weights(spec, l) ? "true" : "false") << ";\n"
+      << "constexpr bool kPrefetchWeights = " << (prefetches_weights(spec, l) ? "true" : "false")
+      << ";\n"
       << "constexpr int kTiles = " << l.tiles << ", kSplits = " << l.splits
       << ", kKPerSplit = " << l.k_per_split << ";\n"
       << "constexpr long long kCounterBytes = " << l.counter_bytes << ";\n"
@@ -409,9 +501,19 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << ", kHasBias = " << (spec.has_bias ? "true" : "false")
       << ", kHasResidual = " << (spec.has_residual ? "true" : "false") << ";\n"
       << "constexpr int kActivation = " << static_cast<int>(spec.activation) << ";\n"
-      << "constexpr int kBufA = " << index_of(SkinnyBuffer::kA) << ", kBufW = " << index_of(SkinnyBuffer::kW)
-      << ", kBufWUp = " << index_of(SkinnyBuffer::kWUp) << ", kBufBias = " << index_of(SkinnyBuffer::kBias)
-      << ", kBufResidual = " << index_of(SkinnyBuffer::kResidual) << ", kBufC = " << index_of(SkinnyBuffer::kC)
+      << "constexpr int kRowNorm = " << static_cast<int>(spec.row_norm) << ";\n"
+      << "constexpr bool kRowNormBias = "
+      << (spec.row_norm == SkinnyRowNorm::kLayerNorm && spec.row_norm_bias ? "true" : "false")
+      << ";\n"
+      << "constexpr float kRowNormEpsilon = " << float_literal(spec.row_norm_epsilon) << ";\n"
+      << "constexpr int kBufA = " << index_of(SkinnyBuffer::kA)
+      << ", kBufNormScale = " << index_of(SkinnyBuffer::kNormScale)
+      << ", kBufNormBias = " << index_of(SkinnyBuffer::kNormBias)
+      << ", kBufW = " << index_of(SkinnyBuffer::kW)
+      << ", kBufWUp = " << index_of(SkinnyBuffer::kWUp)
+      << ", kBufBias = " << index_of(SkinnyBuffer::kBias)
+      << ", kBufResidual = " << index_of(SkinnyBuffer::kResidual)
+      << ", kBufC = " << index_of(SkinnyBuffer::kC)
       << ", kBufWorkspace = " << index_of(SkinnyBuffer::kWorkspace) << ";\n"
       << kBody;
   CudaKernelSource out;

@@ -23,6 +23,12 @@ inline constexpr int64_t kSkinnyGemmMaxRows = 16;
 
 enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
 
+// A normalization of A's rows the kernel applies as it reads them (W [n, k] only), so that the
+// LayerNormalization or RMSNormalization before a product needs no kernel of its own: the A
+// buffer then holds the norm's input X [m, k], and the kernel multiplies
+// round(norm(X) * scale (+ bias)) by W, rounding to the dtype as the norm's stored output would.
+enum class SkinnyRowNorm { kNone, kLayerNorm, kRmsNorm };
+
 struct SkinnyGemmSpec {
   DType dtype = DType::kF16;  // of A, W, bias, residual and C: f32, f16 or bf16
   int64_t m = 1, n = 0, k = 0;
@@ -31,6 +37,9 @@ struct SkinnyGemmSpec {
   bool has_bias = false;      // bias[n], added before the activation (to the gate when gated)
   SkinnyActivation activation = SkinnyActivation::kNone;  // ignored when gated
   bool has_residual = false;  // R[m, n] added after the activation
+  SkinnyRowNorm row_norm = SkinnyRowNorm::kNone;
+  bool row_norm_bias = false;  // the LayerNormalization's bias [k] (its scale [k] always)
+  float row_norm_epsilon = 1e-5f;
   // W (and W_up) are constants, never written by a kernel: the kernel starts reading its part of
   // W before it waits for the kernels before it (gf_grid_dependency_sync): into registers when a
   // lane's share fits (W [n, k]; the kernel then also lets the kernels after it start at once),
@@ -41,16 +50,16 @@ struct SkinnyGemmSpec {
 };
 
 // The buffer roles in ABI order.
-enum class SkinnyBuffer { kA, kW, kWUp, kBias, kResidual, kC, kWorkspace };
+enum class SkinnyBuffer { kA, kNormScale, kNormBias, kW, kWUp, kBias, kResidual, kC, kWorkspace };
 std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm_count);
 
 // Bytes of workspace the kernel needs (0 when it does not split k).
 uint64_t skinny_gemm_workspace_bytes(const SkinnyGemmSpec& spec, int sm_count);
 
-// Throws kUnsupported (naming the spec) for m outside 1..16, an empty product or a dtype other
-// than f32/f16/bf16; kInvalidArgument for sm_count < 1. Vector loads are used when rows of W
-// are 16-byte aligned (the executor's buffers start 256-byte aligned); other sizes get scalar
-// loads, still coalesced.
+// Throws kUnsupported (naming the spec) for m outside 1..16, an empty product, a dtype other
+// than f32/f16/bf16 or a row norm with W [k, n]; kInvalidArgument for sm_count < 1. Vector loads
+// are used when rows of W are 16-byte aligned (the executor's buffers start 256-byte aligned);
+// other sizes get scalar loads, still coalesced.
 CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::string& name,
                                          int sm_count = kH200SmCount);
 

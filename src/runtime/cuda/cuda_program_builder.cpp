@@ -1,7 +1,9 @@
 // From a fusion plan to CUDA steps. Each group takes the first path that accepts it:
 //   pointwise/reduction  one generated kernel;
 //   GEMM/attention       a decode-shaped product as a skinny GEMM kernel with the head of its
-//                        epilogue fused (skinny_gemm_step.h), else the anchor through cuBLASLt
+//                        epilogue fused (skinny_gemm_step.h; a norm alone in its group before
+//                        the product goes into that kernel too, and its group is left out),
+//                        else the anchor through cuBLASLt
 //                        (with a bias row and Relu/tanh-GELU of its epilogue: gemm_plan.h),
 //                        cuDNN or a hand-written kernel; then the rest of the epilogue as one
 //                        generated kernel;
@@ -11,6 +13,8 @@
 // anchor tries its libraries and kernels, any other node its own generated kernel, and what is
 // left runs on the host (counted, with the reason, in the stats).
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "codegen/cuda/anchor_kernels.h"
 #include "fusion/kernel_ir.h"
@@ -62,8 +66,10 @@ class StepBuilder {
     for (size_t v = 0; v < g_.num_values(); ++v) state_.storage_of[v] = static_cast<ValueId>(v);
     const fusion::Plan plan = fusion::plan_fusion(g_, fusion::CostModel::h200());
     stats_.nodes = static_cast<int>(g_.num_nodes());
+    plan_skinny_gemms(plan);
     for (const fusion::Group& group : plan.groups) {
       if (group.outputs.empty()) continue;  // nothing reads it
+      if (folded_groups_.count(group.id)) continue;  // a skinny GEMM kernel applies its norm
       add_group(group);
     }
   }
@@ -203,12 +209,36 @@ class StepBuilder {
     }
   }
 
+  // The skinny GEMM steps, ahead of the groups: a norm that one of them applies to its A is
+  // left out where it is alone in its group (which comes first), so that choice is made here.
+  void plan_skinny_gemms(const fusion::Plan& plan) {
+    if (skinny_gemm_ == SkinnyGemm::kOff) return;
+    std::map<NodeId, const fusion::Group*> group_of;
+    for (const fusion::Group& group : plan.groups)
+      for (NodeId id : group.nodes) group_of[id] = &group;
+    const std::vector<int> reads = value_reads(g_);
+    for (const fusion::Group& group : plan.groups) {
+      if (group.kind != fusion::GroupKind::kGemm || group.outputs.empty()) continue;
+      const std::string name = "gf_skinny_" + std::to_string(group.id);
+      std::optional<SkinnyGemmStep> s =
+          skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_, &reads);
+      if (s && s->folded_norm != kNoNode) {
+        const fusion::Group* norm_group = group_of.at(s->folded_norm);
+        if (norm_group->nodes.size() == 1 && !folded_groups_.count(norm_group->id)) {
+          folded_groups_.insert(norm_group->id);
+        } else {  // the norm's group computes more: A is read as that group stores it
+          s = skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_);
+        }
+      }
+      if (s) skinny_steps_.emplace(group.id, std::move(*s));
+    }
+  }
+
   bool try_skinny_gemm(const fusion::Group& group, std::vector<NodeId>& done) {
-    if (skinny_gemm_ == SkinnyGemm::kOff) return false;
-    const std::string name = "gf_skinny_" + std::to_string(group.id);
-    std::optional<SkinnyGemmStep> s =
-        skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_);
-    if (!s) return false;
+    const auto it = skinny_steps_.find(group.id);
+    if (it == skinny_steps_.end()) return false;
+    std::optional<SkinnyGemmStep> s = std::move(it->second);
+    skinny_steps_.erase(it);
     done = std::move(s->nodes);
     state_.steps.push_back(std::move(s->step));
     ++stats_.generated_kernels;
@@ -331,6 +361,8 @@ class StepBuilder {
   CudaProgramState& state_;
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
+  std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
+  std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
   codegen::CudaEmitOptions emit_options_;
   std::string cudnn_reason_;
 };

@@ -1,6 +1,7 @@
 #include "runtime/cuda/skinny_gemm_step.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "codegen/common/kernel_exprs.h"
 #include "fusion/op_costs.h"
@@ -29,6 +30,7 @@ bool prefers_skinny_gemm(SkinnyGemm choice, int64_t rows, bool w_transposed) {
 namespace {
 
 using codegen::SkinnyActivation;
+using codegen::SkinnyRowNorm;
 
 // What the kernel can still add to the product, in the order it adds them.
 enum class Stage { kBias, kActivation, kResidual, kDone };
@@ -36,6 +38,8 @@ enum class Stage { kBias, kActivation, kResidual, kDone };
 struct Match {
   codegen::SkinnyGemmSpec spec;
   ValueId a = kNoValue, w = kNoValue, bias = kNoValue, residual = kNoValue, c = kNoValue;
+  ValueId norm_scale = kNoValue, norm_bias = kNoValue;
+  NodeId norm = kNoNode;
   std::vector<NodeId> nodes;
 };
 
@@ -149,6 +153,58 @@ void match_epilogue(const Graph& g, const fusion::Group& group, Match& m) {
   m.c = x;
 }
 
+// Columns per SM up to which a skinny kernel applies the norm before its product (8 warps, one
+// column each: four blocks per SM).
+constexpr int64_t kRowNormMaxColumnsPerSm = 32;
+
+// The norm that makes A, read into the kernel (see the header); `m` unchanged when there is none
+// it can take.
+void match_row_norm(const Graph& g, const std::vector<int>& reads, int sm_count, Match& m) {
+  // Every block of the kernel computes the rows' statistics again: past a few blocks per SM
+  // (GPT-2's LM head: 6283) that costs more than the norm's own kernel.
+  if (!m.spec.w_transposed || m.spec.n > kRowNormMaxColumnsPerSm * sm_count) return;
+  const auto read_once = [&](ValueId v) { return reads[static_cast<size_t>(v)] == 1; };
+  ValueId v = m.a;
+  NodeId producer = g.value(v).producer;
+  while (producer != kNoNode && fusion::is_metadata_view(g.node(producer).op)) {
+    if (!read_once(v)) return;
+    v = g.node(producer).inputs[0];
+    producer = g.value(v).producer;
+  }
+  if (producer == kNoNode || !read_once(v)) return;
+  const Node& n = g.node(producer);
+  const bool layer_norm = n.op == Op::kLayerNormalization;
+  if (!layer_norm && n.op != Op::kRMSNormalization) return;
+  if (n.outputs[0] != v) return;
+  for (size_t i = 1; i < n.outputs.size(); ++i)  // LayerNorm's mean and 1/stddev: unused
+    if (n.outputs[i] != kNoValue && reads[static_cast<size_t>(n.outputs[i])] > 0) return;
+  const ValueId x = n.inputs[0];
+  const ValueId scale = n.inputs.size() > 1 ? n.inputs[1] : kNoValue;
+  const ValueId bias = layer_norm && n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
+  const std::vector<int64_t> x_dims = dims_of(g, x);
+  const int64_t rank = static_cast<int64_t>(x_dims.size());
+  int64_t axis = n.attrs.get_int("axis", -1);
+  if (axis < 0) axis += rank;
+  const DType dtype = m.spec.dtype;
+  const auto is_row = [&](ValueId p) {
+    return p != kNoValue && dtype_of(g, p) == dtype &&
+           dims_of(g, p) == std::vector<int64_t>{m.spec.k};
+  };
+  if (rank < 1 || axis != rank - 1 || x_dims.back() != m.spec.k || dtype_of(g, x) != dtype ||
+      g.value(x).type.shape.numel() != m.spec.m * m.spec.k || !is_row(scale) ||
+      (bias != kNoValue && !is_row(bias)))
+    return;
+  const float epsilon = n.attrs.get_float("epsilon", 1e-5f);
+  if (!(epsilon >= 0.0f) || !std::isfinite(epsilon)) return;
+  m.spec.row_norm = layer_norm ? SkinnyRowNorm::kLayerNorm : SkinnyRowNorm::kRmsNorm;
+  m.spec.row_norm_bias = bias != kNoValue;
+  m.spec.row_norm_epsilon = epsilon;
+  m.a = x;
+  m.norm_scale = scale;
+  m.norm_bias = bias;
+  m.norm = producer;
+}
+
 std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
   std::string out;
   for (NodeId id : nodes) {
@@ -160,18 +216,29 @@ std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
 
 }  // namespace
 
+std::vector<int> value_reads(const Graph& g) {
+  std::vector<int> reads(g.num_values(), 0);
+  for (const Node& n : g.nodes())
+    for (ValueId v : n.inputs)
+      if (v != kNoValue) ++reads[static_cast<size_t>(v)];
+  for (ValueId v : g.outputs()) ++reads[static_cast<size_t>(v)];
+  return reads;
+}
+
 std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Group& group,
                                                const std::string& name, int sm_count,
-                                               SkinnyGemm choice) {
+                                               SkinnyGemm choice, const std::vector<int>* reads) {
   GF_ASSERT(group.kind == fusion::GroupKind::kGemm && group.anchor != kNoNode,
             "skinny_gemm_step takes a GEMM group");
   std::optional<Match> m = match_product(g, group.anchor, choice);
   if (!m) return std::nullopt;
   match_epilogue(g, group, *m);
+  if (reads != nullptr) match_row_norm(g, *reads, sm_count, *m);
   m->spec.prefetch_weights = g.value(m->w).is_constant();
   SkinnyGemmStep out;
   out.spec = m->spec;
   out.nodes = m->nodes;
+  out.folded_norm = m->norm;
   CudaStep& s = out.step;
   s.kind = CudaStep::Kind::kKernel;
   try {
@@ -180,18 +247,22 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
     if (e.code() != ErrorCode::kUnsupported) throw;
     return std::nullopt;  // sizes past the kernel's index range: cuBLASLt takes them
   }
-  const std::string fused = describe_nodes(g, m->nodes);
+  std::vector<NodeId> described = m->nodes;
+  if (m->norm != kNoNode) described.insert(described.begin(), m->norm);
+  const std::string fused = describe_nodes(g, described);
   s.kernel.source = "// fused: " + codegen::comment_safe(fused) + "\n" + s.kernel.source;
   s.label = "skinny GEMM " + name + " (" + m->spec.to_string() + "; " + fused + ")";
   using codegen::SkinnyBuffer;
   for (SkinnyBuffer role : codegen::skinny_gemm_buffers(m->spec, sm_count)) {
     GF_ASSERT(role != SkinnyBuffer::kWUp, "a single product has no up-projection");
-    s.buffers.push_back(role == SkinnyBuffer::kA          ? m->a
-                        : role == SkinnyBuffer::kW        ? m->w
-                        : role == SkinnyBuffer::kBias     ? m->bias
-                        : role == SkinnyBuffer::kResidual ? m->residual
-                        : role == SkinnyBuffer::kC        ? m->c
-                                                          : kStepPrivateBuffer);
+    s.buffers.push_back(role == SkinnyBuffer::kA           ? m->a
+                        : role == SkinnyBuffer::kNormScale ? m->norm_scale
+                        : role == SkinnyBuffer::kNormBias  ? m->norm_bias
+                        : role == SkinnyBuffer::kW         ? m->w
+                        : role == SkinnyBuffer::kBias      ? m->bias
+                        : role == SkinnyBuffer::kResidual  ? m->residual
+                        : role == SkinnyBuffer::kC         ? m->c
+                                                           : kStepPrivateBuffer);
     s.is_output.push_back(role == SkinnyBuffer::kC);
   }
   s.private_bytes = codegen::skinny_gemm_workspace_bytes(m->spec, sm_count);

@@ -7,6 +7,11 @@
 // constant or a value; a Gemm's own C counts), then Relu or Gelu (erf or tanh), then a residual
 // of the product's shape; each optional, reshapes of the product anywhere between. The rest of
 // the epilogue stays the group's generated epilogue kernel, which reads the kernel's result.
+//
+// Given the graph's reader counts, the kernel also takes the LayerNormalization or
+// RMSNormalization that makes A (over A's last dim, through metadata views, read by nothing
+// else), with W stored [n, k]: it reads the norm's input and applies the norm as it loads A
+// (codegen::SkinnyRowNorm), so the norm needs no kernel when it is alone in its group.
 #pragma once
 
 #include <cstdint>
@@ -36,12 +41,18 @@ struct SkinnyGemmStep {
   CudaStep step;  // a kKernel step; its k-split workspace is its private buffer
   codegen::SkinnyGemmSpec spec;
   std::vector<NodeId> nodes;  // what it computes: the anchor, then the epilogue nodes it fused
+  NodeId folded_norm = kNoNode;  // the norm it applies to A, whose output it does not need
 };
+
+// How many times each value is read: by node inputs, plus once more when it is a graph output.
+std::vector<int> value_reads(const Graph& g);
 
 // The step for `group` (a kGemm group) as kernel `name` for `sm_count` SMs; nullopt when the
 // anchor is not such a product or `choice` leaves it to cuBLASLt (the executor then calls it).
+// `reads` (value_reads of g) lets the step fold the norm before A; null: it reads A as stored.
 std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Group& group,
                                                const std::string& name, int sm_count,
-                                               SkinnyGemm choice = SkinnyGemm::kAlways);
+                                               SkinnyGemm choice = SkinnyGemm::kAlways,
+                                               const std::vector<int>* reads = nullptr);
 
 }  // namespace gf::cuda
