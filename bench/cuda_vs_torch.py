@@ -64,20 +64,25 @@ def norm_fn(torch, name, row):
     return lambda x, g, b: F.rms_norm(x, (row,), g, 1e-6)
 
 
-def time_us(torch, fn, args, iters):
-    for _ in range(3):
-        fn(*args)
-    torch.cuda.synchronize()
+def event_median_us(torch, run, iters, calls=1):
+    """The median over `iters` of CUDA-event time around `run`, per call when it makes `calls`."""
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(iters):
         start.record()
-        fn(*args)
+        run()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3)
+        times.append(start.elapsed_time(stop) * 1e3 / calls)
     return statistics.median(times)
+
+
+def time_us(torch, fn, args, iters):
+    for _ in range(3):
+        fn(*args)
+    torch.cuda.synchronize()
+    return event_median_us(torch, lambda: fn(*args), iters)
 
 
 def graph_time_us(torch, fn, args, iters, batch=20):
@@ -94,16 +99,7 @@ def graph_time_us(torch, fn, args, iters, batch=20):
             fn(*args)
     graph.replay()
     torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(iters):
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e3 / batch)
-    return statistics.median(times)
+    return event_median_us(torch, graph.replay, iters, batch)
 
 
 def gemm_table(torch, gemms, args):
