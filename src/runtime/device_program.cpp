@@ -17,6 +17,12 @@ namespace {
   throw Error(ErrorCode::kDeviceError, "cannot run on cuda: graphfuse was built without CUDA");
 }
 
+// The inputs' then the outputs' addresses, into `out`.
+void write_addresses(const DeviceBindings& b, uint64_t* out) {
+  for (const void* p : b.inputs) *out++ = reinterpret_cast<uintptr_t>(p);
+  for (void* p : b.outputs) *out++ = reinterpret_cast<uintptr_t>(p);
+}
+
 }  // namespace
 
 DeviceProgram::DeviceProgram(const Session& session,
@@ -64,9 +70,8 @@ std::vector<uint64_t> DeviceProgram::addresses(const DeviceBindings& b) const {
                     std::to_string(output_types_.size()) + " outputs, got " +
                     std::to_string(b.inputs.size()) + " and " + std::to_string(b.outputs.size()));
   }
-  std::vector<uint64_t> a;
-  for (const void* p : b.inputs) a.push_back(reinterpret_cast<uintptr_t>(p));
-  for (void* p : b.outputs) a.push_back(reinterpret_cast<uintptr_t>(p));
+  std::vector<uint64_t> a(b.inputs.size() + b.outputs.size());
+  write_addresses(b, a.data());
   return a;
 }
 
@@ -82,9 +87,7 @@ void DeviceProgram::run(const DeviceBindings& bindings, CUstream_st* stream) con
     return;
   }
   std::array<uint64_t, kFew> a;
-  size_t i = 0;
-  for (const void* p : bindings.inputs) a[i++] = reinterpret_cast<uintptr_t>(p);
-  for (void* p : bindings.outputs) a[i++] = reinterpret_cast<uintptr_t>(p);
+  write_addresses(bindings, a.data());
   cuda_->run_on_device(std::span<const uint64_t>(a.data(), count), stream);
 }
 

@@ -51,6 +51,47 @@ bool equal(const Tensor& a, const Tensor& b) {
   return a.dims() == b.dims() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
+// One run on caller buffers: its program, input, oracle and device buffers.
+struct CallerRun {
+  size_t program = 0;
+  Tensor x, want;
+  void* in = nullptr;
+  void* out = nullptr;
+};
+
+CallerRun caller_run(size_t program, int64_t rows, int round) {
+  CallerRun r;
+  r.program = program;
+  r.x = input(rows, round);
+  r.want = oracle(r.x);
+  EXPECT_EQ(cudaMalloc(&r.in, r.x.nbytes()), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&r.out, r.x.nbytes()), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(r.in, r.x.raw(), r.x.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  return r;
+}
+
+// How many runs' outputs differ from their oracle; frees every run's buffers.
+int wrong_outputs(std::vector<CallerRun>& runs) {
+  int wrong = 0;
+  for (CallerRun& r : runs) {
+    Tensor got(DType::kF32, r.x.dims());
+    EXPECT_EQ(cudaMemcpy(got.raw(), r.out, got.nbytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    wrong += equal(got, r.want) ? 0 : 1;
+    cudaFree(r.in);
+    cudaFree(r.out);
+  }
+  return wrong;
+}
+
+std::vector<std::unique_ptr<DeviceProgram>> programs_for(const Session& session,
+                                                         const std::vector<int64_t>& rows) {
+  std::vector<std::unique_ptr<DeviceProgram>> programs;
+  for (int64_t n : rows)
+    programs.push_back(
+        std::make_unique<DeviceProgram>(session, std::vector<std::vector<int64_t>>{{n, kWidth}}));
+  return programs;
+}
+
 class SharedArena : public testing::CudaDeviceTest,
                     public ::testing::WithParamInterface<ExecutionMode> {
  protected:
@@ -67,44 +108,21 @@ class SharedArena : public testing::CudaDeviceTest,
 TEST_P(SharedArena, RunsOfTwoShapesOnTwoStreamsTakeTurns) {
   Session session(doubled_relu_plus_x(), options());
   const std::vector<int64_t> rows = {4096, 2048};
-  std::vector<std::unique_ptr<DeviceProgram>> programs;
-  for (int64_t n : rows)
-    programs.push_back(
-        std::make_unique<DeviceProgram>(session, std::vector<std::vector<int64_t>>{{n, kWidth}}));
+  const std::vector<std::unique_ptr<DeviceProgram>> programs = programs_for(session, rows);
   ASSERT_TRUE(programs[0]->stats().arena_bytes > 0);
   cudaStream_t streams[2];
   for (cudaStream_t& s : streams) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   constexpr int kRounds = 12;
-  struct Run {
-    Tensor x, want;
-    void* in = nullptr;
-    void* out = nullptr;
-  };
-  std::vector<Run> runs;
+  std::vector<CallerRun> runs;
   for (int round = 0; round < kRounds; ++round) {
-    for (size_t p = 0; p < 2; ++p) {
-      Run r;
-      r.x = input(rows[p], round);
-      r.want = oracle(r.x);
-      CK(cudaMalloc(&r.in, r.x.nbytes()));
-      CK(cudaMalloc(&r.out, r.x.nbytes()));
-      CK(cudaMemcpy(r.in, r.x.raw(), r.x.nbytes(), cudaMemcpyHostToDevice));
-      runs.push_back(std::move(r));
-    }
+    for (size_t p = 0; p < 2; ++p) runs.push_back(caller_run(p, rows[p], round));
   }
+  ASSERT_FALSE(HasFailure());
   for (size_t i = 0; i < runs.size(); ++i) {
     programs[i % 2]->run(DeviceBindings{{runs[i].in}, {runs[i].out}}, streams[i % 2]);
   }
   for (cudaStream_t s : streams) CK(cudaStreamSynchronize(s));
-  int wrong = 0;
-  for (Run& r : runs) {
-    Tensor got(DType::kF32, r.x.dims());
-    CK(cudaMemcpy(got.raw(), r.out, got.nbytes(), cudaMemcpyDeviceToHost));
-    wrong += equal(got, r.want) ? 0 : 1;
-    cudaFree(r.in);
-    cudaFree(r.out);
-  }
-  EXPECT_EQ(wrong, 0) << "of " << runs.size() << " runs";
+  EXPECT_EQ(wrong_outputs(runs), 0) << "of " << runs.size() << " runs";
   for (cudaStream_t s : streams) cudaStreamDestroy(s);
   EXPECT_EQ(session.stats().cached_programs, 2);
   EXPECT_GE(session.stats().shared_arena_bytes, programs[0]->stats().arena_bytes);
@@ -116,29 +134,10 @@ TEST_P(SharedArena, RunsOfTwoShapesOnTwoStreamsTakeTurns) {
 TEST_P(SharedArena, ARunOnANewStreamFollowsRunsOnAStreamSinceDestroyed) {
   Session session(doubled_relu_plus_x(), options());
   const std::vector<int64_t> rows = {4096, 2048};
-  std::vector<std::unique_ptr<DeviceProgram>> programs;
-  for (int64_t n : rows)
-    programs.push_back(
-        std::make_unique<DeviceProgram>(session, std::vector<std::vector<int64_t>>{{n, kWidth}}));
-  struct Run {
-    size_t program = 0;
-    Tensor x, want;
-    void* in = nullptr;
-    void* out = nullptr;
-  };
-  std::vector<Run> runs;
-  const auto prepare = [&](size_t p, int round) -> Run& {
-    Run r;
-    r.program = p;
-    r.x = input(rows[p], round);
-    r.want = oracle(r.x);
-    EXPECT_EQ(cudaMalloc(&r.in, r.x.nbytes()), cudaSuccess);
-    EXPECT_EQ(cudaMalloc(&r.out, r.x.nbytes()), cudaSuccess);
-    EXPECT_EQ(cudaMemcpy(r.in, r.x.raw(), r.x.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
-    runs.push_back(std::move(r));
-    return runs.back();
-  };
-  for (int round = 0; round < 11; ++round) prepare(round % 2, round);
+  const std::vector<std::unique_ptr<DeviceProgram>> programs = programs_for(session, rows);
+  std::vector<CallerRun> runs;
+  for (int round = 0; round < 11; ++round)
+    runs.push_back(caller_run(round % 2, rows[round % 2], round));
   cudaStream_t gone, streams[2];
   CK(cudaStreamCreateWithFlags(&gone, cudaStreamNonBlocking));
   for (cudaStream_t& s : streams) CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -150,15 +149,7 @@ TEST_P(SharedArena, ARunOnANewStreamFollowsRunsOnAStreamSinceDestroyed) {
     programs[runs[i].program]->run(DeviceBindings{{runs[i].in}, {runs[i].out}}, streams[i % 2]);
   }
   for (cudaStream_t s : streams) CK(cudaStreamSynchronize(s));
-  int wrong = 0;
-  for (Run& r : runs) {
-    Tensor got(DType::kF32, r.x.dims());
-    CK(cudaMemcpy(got.raw(), r.out, got.nbytes(), cudaMemcpyDeviceToHost));
-    wrong += equal(got, r.want) ? 0 : 1;
-    cudaFree(r.in);
-    cudaFree(r.out);
-  }
-  EXPECT_EQ(wrong, 0) << "of " << runs.size() << " runs";
+  EXPECT_EQ(wrong_outputs(runs), 0) << "of " << runs.size() << " runs";
   for (cudaStream_t s : streams) cudaStreamDestroy(s);
 }
 
