@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -126,6 +127,63 @@ TEST_P(DeviceProgramModes, RunsOnCallerBuffersAndRebindsToNewOnes) {
 
 INSTANTIATE_TEST_SUITE_P(, DeviceProgramModes,
                          ::testing::Values(ExecutionMode::kGraph, ExecutionMode::kEager));
+
+// Eager runs start a kernel while ours before it finishes, as graph mode does through
+// programmatic edges: capturing an eager run shows those edges (sm_90 and later), none with
+// programmatic_launch off, and the captured work gives the same bits as the run without early
+// starts.
+TEST_F(DeviceProgramTest, EagerRunsStartKernelsEarlyAndCaptureAsProgrammaticEdges) {
+  GraphBuilder b("softmax_chain");
+  ValueId h = b.input("x", DType::kF32, Shape{64, 256});
+  for (int i = 0; i < 4; ++i) h = b.softmax(b.mul(h, b.constant_scalar(3.0f, DType::kF32)));
+  b.output(h, "y");
+  const Graph g = b.build();
+  int major = 0;
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  std::mt19937 rng(4);
+  const std::vector<Tensor> inputs = {normal(rng, {64, 256})};
+  cudaStream_t stream;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<std::vector<char>> results;
+  for (bool early : {true, false}) {
+    SCOPED_TRACE(early ? "early launches" : "plain launches");
+    SessionOptions o{Device::kCuda};
+    o.mode = ExecutionMode::kEager;
+    o.programmatic_launch = early;
+    Session session(g, o);
+    DeviceProgram program(session, {{64, 256}});
+    ASSERT_GE(program.stats().fused_kernels, 4);
+    const Buffers buffers = make_buffers(inputs, program, 0);
+    cudaGraph_t graph;
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    program.run(buffers.bindings(), stream);
+    CK(cudaStreamEndCapture(stream, &graph));
+    size_t count = 0;
+    CK(cudaGraphGetEdges(graph, nullptr, nullptr, nullptr, &count));
+    std::vector<cudaGraphNode_t> from(count), to(count);
+    std::vector<cudaGraphEdgeData> data(count);
+    CK(cudaGraphGetEdges(graph, from.data(), to.data(), data.data(), &count));
+    const auto programmatic = std::count_if(
+        data.begin(), data.end(),
+        [](const cudaGraphEdgeData& d) { return d.type == cudaGraphDependencyTypeProgrammatic; });
+    if (early && major >= 9) {
+      EXPECT_GE(programmatic, 4);
+    } else {
+      EXPECT_EQ(programmatic, 0);
+    }
+    cudaGraphExec_t exec;
+    CK(cudaGraphInstantiate(&exec, graph, 0));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaStreamSynchronize(stream));
+    results.emplace_back(inputs[0].nbytes());
+    CK(cudaMemcpy(results.back().data(), buffers.out[0]->get(), results.back().size(),
+                  cudaMemcpyDeviceToHost));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  EXPECT_EQ(results[0], results[1]);
+  CK(cudaStreamDestroy(stream));
+}
 
 TEST_F(DeviceProgramTest, OutputMayBeTheInputBuffer) {
   GraphBuilder b("in_place");
