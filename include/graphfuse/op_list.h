@@ -126,6 +126,9 @@
   X(MatMul, kGemmLike, 2, 2, 1, 1)                            \
   X(Gemm, kGemmLike, 2, 3, 1, 1)                              \
   X(Conv, kGemmLike, 2, 3, 1, 1)                              \
+  /* Conv on channels-last data: X [N, spatial..., C], W [M, kernel..., C / group], */ \
+  /* Y [N, out spatial..., M]; Conv's attributes (graphfuse's own, for cuDNN) */     \
+  X(NhwcConv, kGemmLike, 2, 3, 1, 1)                          \
   /* fused attention: Q, K, V, optional mask */               \
   X(Attention, kAttention, 3, 4, 1, 1)
 // clang-format on

@@ -32,8 +32,8 @@ double node_flops(const Graph& g, const Node& n) {
     case OpKind::kGemmLike: {
       const Shape& a = g.value(n.inputs[0]).type.shape;
       const Shape& w = g.value(n.inputs[1]).type.shape;
-      if (n.op == Op::kConv) {
-        // out elements x (Cin / group) x kernel area, two flops each.
+      if (n.op == Op::kConv || n.op == Op::kNhwcConv) {
+        // out elements x (Cin / group) x kernel area (W's dims after the first), two flops each.
         double per_out = 1;
         for (size_t i = 1; i < w.rank(); ++i) per_out *= dim_value(w[i]);
         return 2 * out * per_out;

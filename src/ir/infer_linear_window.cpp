@@ -298,10 +298,37 @@ std::vector<TensorType> infer_conv(InferContext& ctx) {
   return {TensorType{ctx.dtype(0), Shape(std::move(out))}};
 }
 
+// Channels last to channels first: [N, spatial..., C] -> [N, C, spatial...].
+Shape channels_first(const Shape& s) {
+  std::vector<Dim> d = s.dims();
+  if (d.size() >= 3) std::rotate(d.begin() + 1, d.end() - 1, d.end());
+  return Shape(std::move(d));
+}
+
+// NhwcConv: Conv's rules on the channels-first view of X and W, its output moved back.
+std::vector<TensorType> infer_nhwc_conv(InferContext& ctx) {
+  std::vector<TensorType> types;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    types.push_back(ctx.has_input(i) ? ctx.input(i) : TensorType{});
+    if (i < 2) types.back().shape = channels_first(types.back().shape);
+  }
+  std::vector<const TensorType*> type_ptrs;
+  std::vector<const Tensor*> values(types.size(), nullptr);
+  for (int i = 0; i < ctx.num_inputs(); ++i)
+    type_ptrs.push_back(ctx.has_input(i) ? &types[static_cast<size_t>(i)] : nullptr);
+  InferContext as_conv(ctx.node(), type_ptrs, values);
+  std::vector<TensorType> out = infer_conv(as_conv);
+  std::vector<Dim> d = out[0].shape.dims();
+  if (d.size() >= 3) std::rotate(d.begin() + 1, d.begin() + 2, d.end());
+  out[0].shape = Shape(std::move(d));
+  return out;
+}
+
 }  // namespace
 
 void register_window_infer(InferTable& table) {
   table[static_cast<size_t>(Op::kConv)] = infer_conv;
+  table[static_cast<size_t>(Op::kNhwcConv)] = infer_nhwc_conv;
   table[static_cast<size_t>(Op::kMaxPool)] = infer_max_pool;
   table[static_cast<size_t>(Op::kAveragePool)] = infer_average_pool;
   table[static_cast<size_t>(Op::kGlobalAveragePool)] = infer_global_pool;

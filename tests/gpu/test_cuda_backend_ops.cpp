@@ -176,6 +176,7 @@ std::vector<OpCase> cases() {
                                             b.constant("bias", random_constant(t, {4}, 10))},
                                 {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
                }});
+  c.back().no_host_steps = true;  // in 16 bits, as a channels-last cuDNN call on 3 channels
   c.push_back({"MaxPool", [](GraphBuilder& b, DType t) {
                  b.output(b.op1(Op::kMaxPool, {in(b, t, Shape{1, 2, 7, 9})}, {{"kernel_shape", std::vector<int64_t>{3, 3}},
                                                                               {"strides", std::vector<int64_t>{2, 2}}}));
@@ -188,6 +189,24 @@ std::vector<OpCase> cases() {
                                       in(b, t, Shape{1, 2, 7, 8}, "v"), kNoValue, true));
                }});
   // Fusion patterns.
+  // A ResNet bottleneck's tail: in 16 bits the Convs run channels last, with the bias, Relu and
+  // residual Add in their epilogue kernels, and the pool reads the chain transposed back.
+  c.push_back({"ResidualConvBlock", [](GraphBuilder& b, DType t) {
+                 const ValueId x = in(b, t, Shape{2, 16, 9, 7});
+                 ValueId v = b.op1(Op::kConv,
+                                   {x, b.constant("w1", random_constant(t, {8, 16, 3, 3}, 31)),
+                                    b.constant("b1", random_constant(t, {8}, 32))},
+                                   {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+                 v = b.unary(Op::kRelu, v);
+                 v = b.op1(Op::kConv, {v, b.constant("w2", random_constant(t, {16, 8, 1, 1}, 33))});
+                 v = b.unary(Op::kRelu, b.add(v, x));
+                 b.output(v, "block");
+                 b.output(b.op1(Op::kMaxPool, {v},
+                                {{"kernel_shape", std::vector<int64_t>{2, 2}},
+                                 {"strides", std::vector<int64_t>{2, 2}}}),
+                          "pool");
+               }});
+  c.back().no_host_steps = true;
   c.push_back({"MatMulBiasGelu", [](GraphBuilder& b, DType t) {
                  const ValueId h = b.add(b.matmul(in(b, t, Shape{2, 5, 24}), b.constant("w", random_constant(t, {24, 40}, 11))),
                                          b.constant("bias", random_constant(t, {40}, 12)));

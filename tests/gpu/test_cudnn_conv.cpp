@@ -83,7 +83,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudnnConvCases,
 TEST_F(CudnnConvCases, ANonConvNodeIsAnInvalidArgument) {
   const AnchorCase c = testing::pool_cases().at(0);
   testing::expect_error([&] { cuda::CudnnConv(handle(), c.node(), c.graph, false); },
-                        ErrorCode::kInvalidArgument, {"not a Conv node"});
+                        ErrorCode::kInvalidArgument, {"not a Conv or NhwcConv node"});
 }
 
 }  // namespace

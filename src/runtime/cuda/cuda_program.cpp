@@ -8,6 +8,7 @@
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
+#include "passes/channels_last_conv.h"
 #include "passes/split_gemm_scaling.h"
 #include "runtime/cuda/cuda_program_graph.h"
 #include "runtime/cuda/cuda_steps.h"
@@ -114,6 +115,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     : graph_(std::move(graph)), state_(std::make_unique<CudaProgramState>()) {
   const CudaContext& ctx = CudaContext::get();
   split_gemm_scaling(graph_);
+  if (options.channels_last_convs && cudnn_available()) channels_last_convs(graph_);
   CudaProgramState& st = *state_;
   st.device_memory = options.device_memory ? options.device_memory
                                            : std::make_shared<SessionDeviceMemory>();

@@ -71,6 +71,9 @@ struct CudaProgramOptions {
   bool programmatic_launch = true;
   // Generated kernels round each f16/bf16 op's result (SessionOptions::round_16bit_intermediates).
   bool round_16bit_intermediates = true;
+  // 16-bit 2-D convolutions run on channels-last data where cuDNN is present
+  // (passes/channels_last_conv.h), so cuDNN transposes nothing around them.
+  bool channels_last_convs = true;
 };
 
 struct CudaProgramStats {

@@ -124,7 +124,7 @@ class StepBuilder {
     }
     std::string why;
     if ((n.op == Op::kMatMul || n.op == Op::kGemm) && try_gemm(id, why)) return;
-    if (n.op == Op::kConv && try_conv(id, why)) return;
+    if ((n.op == Op::kConv || n.op == Op::kNhwcConv) && try_conv(id, why)) return;
     const OpKind kind = op_info(n.op).kind;
     if (kind == OpKind::kElementwise || kind == OpKind::kBroadcast || kind == OpKind::kInjective ||
         kind == OpKind::kReduction) {

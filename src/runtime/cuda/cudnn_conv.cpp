@@ -86,9 +86,19 @@ struct CudnnConv::State {
     if (out.size() == 3) out.insert(out.begin() + 2, 1);
     return out;
   }
-  void tensor(cudnnTensorDescriptor_t* desc, cudnnDataType_t type, const std::vector<int>& dims) {
+  // `dims` channels first ([N, C, spatial...]); the data channels last when `channels_last`.
+  void tensor(cudnnTensorDescriptor_t* desc, cudnnDataType_t type, const std::vector<int>& dims,
+              bool channels_last = false) {
     GF_CUDNN(cudnnCreateTensorDescriptor(desc));
-    const std::vector<int> strides = contiguous(dims);
+    std::vector<int> strides = contiguous(dims);
+    if (channels_last) {
+      std::vector<int> stored(dims.begin(), dims.end());  // [N, spatial..., C]
+      std::rotate(stored.begin() + 1, stored.begin() + 2, stored.end());
+      const std::vector<int> stored_strides = contiguous(stored);
+      strides[0] = stored_strides[0];
+      strides[1] = 1;
+      for (size_t i = 2; i < dims.size(); ++i) strides[i] = stored_strides[i - 1];
+    }
     GF_CUDNN(cudnnSetTensorNdDescriptor(*desc, type, static_cast<int>(dims.size()), dims.data(),
                                         strides.data()));
   }
@@ -98,9 +108,11 @@ CudnnConv::CudnnConv(const CudnnHandle& handle, const Node& conv, const Graph& g
     : handle_(handle), state_(std::make_unique<State>()) {
   State& s = *state_;
   s.node = describe_node(g, conv);
-  if (conv.op != Op::kConv || conv.inputs.size() < 2 || conv.outputs.size() != 1) {
-    throw Error(ErrorCode::kInvalidArgument, s.node + ": not a Conv node");
+  if ((conv.op != Op::kConv && conv.op != Op::kNhwcConv) || conv.inputs.size() < 2 ||
+      conv.outputs.size() != 1) {
+    throw Error(ErrorCode::kInvalidArgument, s.node + ": not a Conv or NhwcConv node");
   }
+  const bool channels_last = conv.op == Op::kNhwcConv;
   const DType dtype = g.value(conv.inputs[0]).type.dtype;
   cudnnDataType_t type = CUDNN_DATA_FLOAT;
   switch (dtype) {
@@ -113,12 +125,19 @@ CudnnConv::CudnnConv(const CudnnHandle& handle, const Node& conv, const Graph& g
   for (ValueId v : {conv.inputs[0], conv.inputs[1], conv.outputs[0]}) {
     if (!g.value(v).type.shape.is_static()) s.unsupported("shapes are not static");
   }
-  const std::vector<int64_t> x = g.value(conv.inputs[0]).type.shape.static_dims();
-  const std::vector<int64_t> wt = g.value(conv.inputs[1]).type.shape.static_dims();
-  const std::vector<int64_t> y = g.value(conv.outputs[0]).type.shape.static_dims();
+  // Shapes channels first from here on: cuDNN's dims are, whatever the layout in memory.
+  auto channels_first = [&](ValueId v) {
+    std::vector<int64_t> d = g.value(v).type.shape.static_dims();
+    if (channels_last && d.size() >= 3) std::rotate(d.begin() + 1, d.end() - 1, d.end());
+    return d;
+  };
+  const std::vector<int64_t> x = channels_first(conv.inputs[0]);
+  const std::vector<int64_t> wt = channels_first(conv.inputs[1]);
+  const std::vector<int64_t> y = channels_first(conv.outputs[0]);
   if (x.size() < 3 || x.size() > 5 || wt.size() != x.size() || y.size() != x.size()) {
     s.unsupported("only 1-D, 2-D and 3-D convolutions");
   }
+  if (channels_last && x.size() != 4) s.unsupported("channels-last data is taken in 2-D only");
   if (g.value(conv.inputs[1]).type.dtype != dtype ||
       (has_bias && g.value(conv.inputs[2]).type.dtype != dtype)) {
     s.unsupported("W and B must have X's dtype");
@@ -165,11 +184,12 @@ CudnnConv::CudnnConv(const CudnnHandle& handle, const Node& conv, const Graph& g
   }
   if (!fits || largest > INT_MAX) s.unsupported("empty tensors or more than 2^31 elements");
 
-  s.tensor(&s.x, type, xd);
-  s.tensor(&s.y, type, yd);
+  s.tensor(&s.x, type, xd, channels_last);
+  s.tensor(&s.y, type, yd, channels_last);
   GF_CUDNN(cudnnCreateFilterDescriptor(&s.w));
-  GF_CUDNN(cudnnSetFilterNdDescriptor(s.w, type, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()),
-                                      wd.data()));
+  GF_CUDNN(cudnnSetFilterNdDescriptor(s.w, type,
+                                      channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                      static_cast<int>(wd.size()), wd.data()));
   GF_CUDNN(cudnnCreateConvolutionDescriptor(&s.conv));
   // Accumulation in f32 for every storage type (cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configs).
   GF_CUDNN(cudnnSetConvolutionNdDescriptor(s.conv, static_cast<int>(pads.size()), pads.data(),

@@ -1,4 +1,5 @@
-// Convolution through cuDNN: one Conv node of static shape (NCHW, 2-D; f32, f16 or bf16),
+// Convolution through cuDNN: one Conv node of static shape (NCHW, 1-D to 3-D; f32, f16 or bf16)
+// or NhwcConv node (channels last, 2-D: the layout of cuDNN's 16-bit tensor-core kernels),
 // its algorithm chosen once, an explicit workspace so a call can be recorded into a CUDA graph.
 // Built only where cuDNN was found (GF_HAVE_CUDNN); elsewhere the constructor refuses with
 // kUnsupported and the executor uses another path.
@@ -31,8 +32,8 @@ class CudnnHandle {
 
 class CudnnConv {
  public:
-  // `conv` is a Conv node of `g` with static shapes. Throws kUnsupported naming the node, op
-  // and shapes for what cuDNN (or this wrapper) does not take.
+  // `conv` is a Conv or NhwcConv node of `g` with static shapes. Throws kUnsupported naming the
+  // node, op and shapes for what cuDNN (or this wrapper) does not take.
   CudnnConv(const CudnnHandle& handle, const Node& conv, const Graph& g, bool allow_tf32);
   ~CudnnConv();
   CudnnConv(const CudnnConv&) = delete;

@@ -1,4 +1,8 @@
-// Reference Conv: im2col + one GEMM per (image, group), any number of spatial axes.
+// Reference Conv: im2col + one GEMM per (image, group), any number of spatial axes; NhwcConv
+// as Conv between transposes.
+#include <cstring>
+
+#include "ir/tensor_transpose.h"
 #include "runtime/cpu/reference/linear_family.h"
 
 namespace gf::ref {
@@ -59,10 +63,29 @@ void conv(const KernelArgs& args) {
   });
 }
 
+// NhwcConv: X and W moved to channels first, Conv, Y moved back to channels last.
+void nhwc_conv(const KernelArgs& args) {
+  const auto rank = static_cast<int64_t>(args.inputs[0].rank());
+  std::vector<int64_t> to_first{0, rank - 1}, to_last{0};
+  for (int64_t i = 1; i + 1 < rank; ++i) to_first.push_back(i);
+  for (int64_t i = 2; i < rank; ++i) to_last.push_back(i);
+  to_last.push_back(1);
+  std::vector<Tensor> inputs{transpose_tensor(args.inputs[0], to_first),
+                             transpose_tensor(args.inputs[1], to_first)};
+  if (args.has_input(2)) inputs.push_back(args.inputs[2]);
+  std::vector<int64_t> y_dims;
+  for (int64_t axis : to_first) y_dims.push_back(args.outputs[0].dims()[static_cast<size_t>(axis)]);
+  std::vector<Tensor> outputs{Tensor(args.outputs[0].dtype(), y_dims)};
+  conv(KernelArgs{args.node, inputs, outputs});
+  const Tensor y = transpose_tensor(outputs[0], to_last);
+  std::memcpy(args.outputs[0].raw(), y.raw(), y.nbytes());
+}
+
 }  // namespace
 
 void register_conv_kernels(KernelTable& table) {
   table[static_cast<size_t>(Op::kConv)] = conv;
+  table[static_cast<size_t>(Op::kNhwcConv)] = nhwc_conv;
 }
 
 }  // namespace gf::ref
