@@ -32,6 +32,7 @@ void write_strides(anchor::AnchorWriter& w, const std::string& prefix, const Hea
   w.constant(prefix + "StrideB", s.batch);
   w.constant(prefix + "StrideH", s.head);
   w.constant(prefix + "StrideS", s.pos);
+  w.constant(prefix + "Offset", s.offset);
 }
 
 std::string shape_string(const std::vector<int64_t>& dims) {
@@ -177,7 +178,12 @@ void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a) 
 
 CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const std::string& name,
                                        const CudaEmitOptions& options) {
-  const AttentionNode a = read_attention_node(node, g);
+  return emit_attention_kernel_for(node, g, read_attention_node(node, g), name, options);
+}
+
+CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, const AttentionNode& a,
+                                           const std::string& name,
+                                           const CudaEmitOptions& options) {
   if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);
   if (decode_attention_fits(a, options)) return emit_decode_attention_kernel(node, g, a, name);
   return emit_row_attention_kernel(node, g, a, name);

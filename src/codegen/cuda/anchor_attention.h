@@ -15,9 +15,11 @@
 namespace gf::codegen {
 
 // Element strides (batch, head, position) of a [B, H, S, D]-indexed view of a 4-D tensor or of a
-// packed 3-D [B, S, H*D] one; the head_dim stride is 1.
+// packed 3-D [B, S, H*D] one; the head_dim stride is 1. `offset`: where element [0, 0, 0, 0]
+// is, in elements from the buffer's start (a view into a larger buffer: attention_views.h).
 struct HeadStrides {
   int64_t batch = 0, head = 0, pos = 0;
+  int64_t offset = 0;
 };
 
 struct AttentionNode {
@@ -41,6 +43,12 @@ AttentionNode read_attention_node(const Node& node, const Graph& g);
 // The element type and the constants both kernels read: dims, strides, scale, softcap, causal and
 // the mask's (see kernels/attention_common.cuh).
 void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
+
+// The kernel for the node as `a` describes it (read_attention_node's result, its strides and
+// offsets possibly replaced to read and write views of other buffers): the tensor-core, decode
+// or row kernel, whichever fits first.
+CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, const AttentionNode& a,
+                                           const std::string& name, const CudaEmitOptions& options);
 
 // Whether the tensor-core kernel takes the node: f16/bf16, one head size of 16, 32, 64 or 128,
 // at least kMmaAttentionMinQueries query rows, sm_80 or later, and options.tensor_core_attention.

@@ -7,7 +7,9 @@
 //                        (with a bias row and Relu/tanh-GELU of its epilogue: gemm_plan.h),
 //                        cuDNN or a hand-written kernel; then the rest of the epilogue as one
 //                        generated kernel;
-//   view                 metadata views alias their input; strided views one generated kernel;
+//   view                 metadata views alias their input; strided views one generated kernel,
+//                        unless the attention kernel after them reads them in place (and
+//                        writes its output's transposed view in place: attention_views.h);
 //   opaque               node by node.
 // A group that no path takes as a whole is taken node by node: a metadata view aliases, an
 // anchor tries its libraries and kernels, any other node its own generated kernel, and what is
@@ -20,6 +22,7 @@
 #include "fusion/kernel_ir.h"
 #include "fusion/op_costs.h"
 #include "fusion/plan.h"
+#include "runtime/cuda/attention_views.h"
 #include "runtime/cuda/cuda_steps.h"
 #include "runtime/cuda/skinny_gemm_step.h"
 
@@ -67,6 +70,7 @@ class StepBuilder {
     const fusion::Plan plan = fusion::plan_fusion(g_, fusion::CostModel::h200());
     stats_.nodes = static_cast<int>(g_.num_nodes());
     plan_skinny_gemms(plan);
+    plan_attention_views(plan);
     for (const fusion::Group& group : plan.groups) {
       if (group.outputs.empty()) continue;  // nothing reads it
       if (folded_groups_.count(group.id)) continue;  // a skinny GEMM kernel applies its norm
@@ -86,8 +90,9 @@ class StepBuilder {
       case fusion::GroupKind::kAttention: {
         std::vector<NodeId> done{group.anchor};  // what the anchor's step computes
         const bool gemm = group.kind == fusion::GroupKind::kGemm;
-        const bool taken =
-            gemm && (try_skinny_gemm(group, done) || try_gemm_with_epilogue(group, done));
+        const bool taken = gemm
+                               ? try_skinny_gemm(group, done) || try_gemm_with_epilogue(group, done)
+                               : try_attention_in_place(group, done);
         if (!taken) add_node(group.anchor);
         const fusion::Group after = epilogue_after(group, done);
         std::vector<NodeId> epilogue;
@@ -98,6 +103,11 @@ class StepBuilder {
         break;
       }
       case fusion::GroupKind::kView: {
+        if (in_place_views_.count(group.id)) {  // the attention kernel reads these in place
+          for (NodeId id : group.nodes)
+            if (fusion::is_metadata_view(g_.node(id).op)) add_node(id);
+          break;
+        }
         bool metadata = true;
         for (NodeId id : group.nodes) metadata = metadata && fusion::is_metadata_view(g_.node(id).op);
         if (metadata) {
@@ -234,6 +244,110 @@ class StepBuilder {
     }
   }
 
+  // Attention kernels that read their operands where views of other values put them, and write
+  // their output where its transposed view goes, ahead of the groups: the view groups they
+  // replace come first. A view group is replaced only when all it makes is operands read here.
+  void plan_attention_views(const fusion::Plan& plan) {
+    std::map<NodeId, int> group_of;
+    for (const fusion::Group& group : plan.groups)
+      for (NodeId id : group.nodes) group_of[id] = group.id;
+    std::map<ValueId, const fusion::Group*> view_group_of;
+    for (const fusion::Group& group : plan.groups) {
+      if (group.kind != fusion::GroupKind::kView) continue;
+      for (NodeId id : group.nodes)
+        for (ValueId v : g_.node(id).outputs) view_group_of[v] = &group;
+    }
+    const std::vector<int> reads = value_reads(g_);
+    for (const fusion::Group& group : plan.groups) {
+      if (group.kind != fusion::GroupKind::kAttention || group.anchor == kNoNode) continue;
+      const Node& n = g_.node(group.anchor);
+      if (n.op != Op::kAttention || n.inputs.size() < 3 ||
+          g_.value(n.inputs[0]).type.shape.rank() != 4)
+        continue;
+      try {
+        codegen::AttentionNode a = codegen::read_attention_node(n, g_);
+        std::vector<ValueId> buffers = codegen::anchor_kernel_buffers(n);
+        std::set<const fusion::Group*> views;
+        std::set<ValueId> operands;
+        codegen::HeadStrides* strides[3] = {&a.q, &a.k, &a.v};
+        for (size_t i = 0; i < 3; ++i) {
+          const auto group_it = view_group_of.find(n.inputs[i]);
+          if (group_it == view_group_of.end()) continue;
+          const std::optional<HeadView> view = input_head_view(g_, n.inputs[i]);
+          if (!view || !outside_views(view->buffer, view_group_of)) continue;
+          // Measured on an H200, GPT-2 at one token: behind a skinny GEMM kernel, which lets
+          // the kernels after it start at once, reading in place made the step slower (325
+          // against 307 us with both sides in place; 295 with the output alone), though it
+          // drops a kernel per layer. Behind cuBLASLt it is faster (BERT-base 8 x 128: 810
+          // against 840 us with the output alone in place). So operands a skinny kernel writes
+          // keep their view kernel.
+          const NodeId writer = g_.value(view->buffer).producer;
+          if (writer != kNoNode && skinny_steps_.count(group_of.at(writer))) continue;
+          buffers[i] = view->buffer;
+          *strides[i] = view->strides;
+          views.insert(group_it->second);
+          operands.insert(n.inputs[i]);
+        }
+        bool views_only_feed_this = true;  // else the view group's kernel must still run
+        for (const fusion::Group* view : views)
+          for (ValueId out : view->outputs) {
+            const bool graph_output = std::count(g_.outputs().begin(), g_.outputs().end(), out) > 0;
+            views_only_feed_this =
+                views_only_feed_this && operands.count(out) && !graph_output &&
+                reads[static_cast<size_t>(out)] ==
+                    static_cast<int>(std::count(n.inputs.begin(), n.inputs.end(), out));
+          }
+        if (!views_only_feed_this) continue;
+        std::vector<NodeId> epilogue;
+        for (NodeId id : group.nodes)
+          if (id != group.anchor) epilogue.push_back(id);
+        const std::optional<HeadView> out = output_head_view(g_, n.outputs[0], epilogue);
+        if (out) {
+          buffers.back() = out->buffer;
+          a.y = out->strides;
+        }
+        if (views.empty() && !out) continue;
+        const std::string name = "gf_anchor_" + std::to_string(group.anchor);
+        InPlaceAttention step;
+        step.step.kind = CudaStep::Kind::kKernel;
+        step.step.kernel = codegen::emit_attention_kernel_for(n, g_, a, name, emit_options_);
+        step.step.label = "anchor kernel " + name + " for " + describe_node(g_, n) +
+                          (views.empty() ? "" : ", reading its operands' views in place") +
+                          (out ? ", writing its output's transposed view in place" : "");
+        step.step.buffers = buffers;
+        step.step.is_output.assign(buffers.size(), false);
+        step.step.is_output.back() = true;
+        if (out) step.done = epilogue;
+        for (const fusion::Group* view : views) in_place_views_.insert(view->id);
+        in_place_attention_.emplace(group.id, std::move(step));
+      } catch (const Error& e) {
+        if (!is_unsupported(e)) throw;  // the group takes its usual path
+      }
+    }
+  }
+
+  // Whether `v` is made outside every view group (or is a metadata view of such a value), so
+  // that it has a buffer of its own whatever becomes of the view groups.
+  bool outside_views(ValueId v,
+                     const std::map<ValueId, const fusion::Group*>& view_group_of) const {
+    while (view_group_of.count(v)) {
+      const Node& n = g_.node(g_.value(v).producer);
+      if (!fusion::is_metadata_view(n.op) || n.inputs[0] == kNoValue) return false;
+      v = n.inputs[0];
+    }
+    return true;
+  }
+
+  bool try_attention_in_place(const fusion::Group& group, std::vector<NodeId>& done) {
+    const auto it = in_place_attention_.find(group.id);
+    if (it == in_place_attention_.end()) return false;
+    done.insert(done.end(), it->second.done.begin(), it->second.done.end());
+    state_.steps.push_back(std::move(it->second.step));
+    in_place_attention_.erase(it);
+    ++stats_.anchor_kernels;
+    return true;
+  }
+
   bool try_skinny_gemm(const fusion::Group& group, std::vector<NodeId>& done) {
     const auto it = skinny_steps_.find(group.id);
     if (it == skinny_steps_.end()) return false;
@@ -363,6 +477,12 @@ class StepBuilder {
   SkinnyGemm skinny_gemm_;
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
   std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
+  struct InPlaceAttention {
+    CudaStep step;
+    std::vector<NodeId> done;  // the epilogue it writes through, when it does
+  };
+  std::map<int, InPlaceAttention> in_place_attention_;  // by attention group id
+  std::set<int> in_place_views_;                        // view groups those kernels read in place
   codegen::CudaEmitOptions emit_options_;
   std::string cudnn_reason_;
 };

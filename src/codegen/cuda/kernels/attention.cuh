@@ -24,11 +24,11 @@ constexpr int kDvPadded = kDv > 0 ? kDv : 1;
 constexpr float kSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
 
 static __device__ __forceinline__ void gf_attention(void* const* buffers) {
-  const gf_elem* q = (const gf_elem*)buffers[0];
-  const gf_elem* k = (const gf_elem*)buffers[1];
-  const gf_elem* v = (const gf_elem*)buffers[2];
+  const gf_elem* q = (const gf_elem*)buffers[0] + kQOffset;
+  const gf_elem* k = (const gf_elem*)buffers[1] + kKOffset;
+  const gf_elem* v = (const gf_elem*)buffers[2] + kVOffset;
   const void* mask = kHasMask ? buffers[3] : nullptr;
-  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3];
+  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
 
   __shared__ float gf_q[kWarps][kDPadded];
   // An odd row stride: the 32 lanes read one column of 32 different K rows without bank

@@ -89,11 +89,11 @@ static __device__ __forceinline__ void gf_decode_merge(float& m, float& l, float
 }
 
 static __device__ __forceinline__ void gf_attention_decode(void* const* buffers) {
-  const gf_elem* q = (const gf_elem*)buffers[0];
-  const gf_elem* k = (const gf_elem*)buffers[1];
-  const gf_elem* v = (const gf_elem*)buffers[2];
+  const gf_elem* q = (const gf_elem*)buffers[0] + kQOffset;
+  const gf_elem* k = (const gf_elem*)buffers[1] + kKOffset;
+  const gf_elem* v = (const gf_elem*)buffers[2] + kVOffset;
   const void* mask = kHasMask ? buffers[3] : nullptr;
-  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3];
+  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
 
   // Per warp: each row's max, sum and weighted sum; then the block's, read by block 0.
   __shared__ float gf_warp_m[kWarps][kDecodeRows], gf_warp_l[kWarps][kDecodeRows];

@@ -128,11 +128,11 @@ static __device__ __forceinline__ void gf_load_tile(gf_elem* tile, const gf_elem
 }
 
 static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
-  const gf_elem* q = (const gf_elem*)buffers[0];
-  const gf_elem* k = (const gf_elem*)buffers[1];
-  const gf_elem* v = (const gf_elem*)buffers[2];
+  const gf_elem* q = (const gf_elem*)buffers[0] + kQOffset;
+  const gf_elem* k = (const gf_elem*)buffers[1] + kKOffset;
+  const gf_elem* v = (const gf_elem*)buffers[2] + kVOffset;
   const void* mask = kHasMask ? buffers[3] : nullptr;
-  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3];
+  gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
 
   extern __shared__ __align__(128) uint4 gf_shared[];
   gf_elem* const gf_sq = reinterpret_cast<gf_elem*>(gf_shared);
@@ -159,7 +159,11 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
   const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
   const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
   gf_elem* y_head = y + b * kYStrideB + h * kYStrideH;
-  const bool aligned = (((uint64_t)q | (uint64_t)k | (uint64_t)v | (uint64_t)y) & 15) == 0;
+  // 16-byte pieces: the pointers and every row's start (strides in whole 8-element pieces).
+  constexpr bool kStridesAligned = ((kQStrideB | kQStrideH | kQStrideS | kKStrideB | kKStrideH | kKStrideS |
+                                     kVStrideB | kVStrideH | kVStrideS | kYStrideB | kYStrideH | kYStrideS) %
+                                    8) == 0;
+  const bool aligned = kStridesAligned && (((uint64_t)q | (uint64_t)k | (uint64_t)v | (uint64_t)y) & 15) == 0;
 
   gf_load_tile<kBlockM>(gf_sq, q_tile, kQStrideS, q_rows, aligned);
   if (kv_end > 0) {
