@@ -253,6 +253,8 @@ void measure_loop(cudaStream_t stream, nlohmann::json& out) {
     CK(cudaGraphInstantiate(&exec, graph, 0));
     const float zero = 0;
     CK(cudaMemcpy(t, &zero, sizeof zero, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());  // the copy is on the legacy stream, which `stream` does not wait
+                                  // for
     CK(cudaGraphLaunch(exec, stream));
     CK(cudaStreamSynchronize(stream));
     float iterations = 0;
@@ -341,6 +343,7 @@ int run(int argc, char** argv) {
   const std::vector<void*> table_a = host_tables(a), table_b = host_tables(b);
   CK(cudaMemcpy(tables, table_a.data(), table_bytes, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(other_tables, table_b.data(), table_bytes, cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());  // as above: before any launch on the non-blocking stream
   std::vector<cuda::GraphKernel> kernels(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     cuda::GraphKernel& k = kernels[static_cast<size_t>(i)];

@@ -349,6 +349,9 @@ class Bench {
       return b;
     };
     const DeviceBindings run_bindings = bindings(run_out);
+    // The copies and poisoning memsets above went on the legacy default stream, which the
+    // non-blocking stream below does not wait for.
+    CK(cudaDeviceSynchronize());
     cudaStream_t stream = nullptr;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
 

@@ -171,6 +171,9 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     CK(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
     launches.push_back({modules.back()->function(name), src.launch, table_dev});
   }
+  // The fills and tables went on the legacy default stream, which the non-blocking stream the
+  // graphs run on does not wait for.
+  CK(cudaDeviceSynchronize());
   // Twice: plain edges, then programmatic ones (each kernel starts streaming its weights while
   // the one before it finishes, as the executor's graphs do on sm_90 and later).
   cudaGraph_t graph;

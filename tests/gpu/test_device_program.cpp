@@ -78,6 +78,10 @@ Buffers make_buffers(const std::vector<Tensor>& inputs, const DeviceProgram& p, 
     b.out.push_back(std::make_unique<DeviceMemory>(
         static_cast<size_t>(t.shape.numel()) * dtype_size(t.dtype), offset));
   }
+  // The memsets and copies above go on the legacy default stream, which the tests' non-blocking
+  // streams do not wait for (and a copy from pageable memory may return before its DMA lands):
+  // without this, a zeroing memset could land after a run wrote its outputs.
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return b;
 }
 

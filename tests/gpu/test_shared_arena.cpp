@@ -67,6 +67,9 @@ CallerRun caller_run(size_t program, int64_t rows, int round) {
   EXPECT_EQ(cudaMalloc(&r.in, r.x.nbytes()), cudaSuccess);
   EXPECT_EQ(cudaMalloc(&r.out, r.x.nbytes()), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(r.in, r.x.raw(), r.x.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  // The copy is on the legacy default stream, which the runs' non-blocking streams do not wait
+  // for, and from pageable memory it may return before its DMA lands.
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   return r;
 }
 

@@ -196,11 +196,6 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     for (ValueId v : s.buffers)
       table.push_back(v == kStepPrivateBuffer ? s.private_buffer.ptr() : st.device_ptr(graph_, v));
   }
-  // The memsets went on the default stream, which the program's non-blocking streams do not
-  // wait for.
-  if (private_bytes > 0) {
-    check_cu(cuda_driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize (private buffers)");
-  }
   st.tables = device.allocate(table.size() * sizeof(CUdeviceptr), "the kernel tables of " + what);
   if (!table.empty()) {
     check_cu(cuda_driver().cuMemcpyHtoD(st.tables.ptr(), table.data(), st.tables.bytes()),
@@ -230,6 +225,11 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     stats_.graph_nodes = static_cast<int>(cuda_graph_->node_count());
     stats_.programmatic_edges = static_cast<int>(cuda_graph_->programmatic_edges());
   }
+  // The weight uploads, tables, binding and loop copies and private-buffer memsets above went on
+  // the legacy default stream, which the non-blocking streams runs use do not wait for; and a
+  // copy from pageable memory may return before its DMA lands. So they finish here, once.
+  check_cu(cuda_driver().cuStreamSynchronize(nullptr),
+           "cuStreamSynchronize (the program's uploads)");
   lap(seconds.graph);
 }
 

@@ -165,6 +165,8 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
     check_cu(cuda_driver().cuMemcpyHtoD(control.ptr(), copies.data(),
                                         copies.size() * sizeof(LoopCopy)),
              "cuMemcpyHtoD (a loop's copies)");
+    // On the legacy default stream, which the caller's non-blocking streams do not wait for.
+    check_cu(cuda_driver().cuStreamSynchronize(nullptr), "cuStreamSynchronize (a loop's copies)");
   }
   CUdeviceptr copy_list = control.ptr();
   CUdeviceptr iterations = control.ptr() + copies.size() * sizeof(LoopCopy);
