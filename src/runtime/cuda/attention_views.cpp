@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "passes/rewrite_util.h"
-
 namespace gf::cuda {
 
 namespace {
@@ -88,11 +86,10 @@ std::optional<HeadView> input_head_view(const Graph& g, ValueId v) {
   return view;
 }
 
-std::optional<HeadView> output_head_view(const Graph& g, ValueId y,
+std::optional<HeadView> output_head_view(const Graph& g, const ValueUses& uses, ValueId y,
                                          const std::vector<NodeId>& epilogue) {
   const auto bhsd = static_dims(g, y);
   if (!bhsd || bhsd->size() != 4 || epilogue.empty()) return std::nullopt;
-  const ValueUses uses(g);
   HeadView view;
   ValueId at = y;
   for (size_t i = 0; i < epilogue.size(); ++i) {

@@ -13,6 +13,7 @@
 
 #include "codegen/cuda/anchor_attention.h"
 #include "graphfuse/graph.h"
+#include "passes/rewrite_util.h"
 
 namespace gf::cuda {
 
@@ -31,8 +32,8 @@ std::optional<HeadView> input_head_view(const Graph& g, ValueId v);
 
 // `y` [B, H, S, Dv] (the Attention's output) written through a Transpose(perm [0, 2, 1, 3]) and
 // then only Reshapes, each intermediate read by the next node alone: the last value, which holds
-// [B, S, H, Dv] in order. `epilogue` must be exactly those nodes; nullopt otherwise.
-std::optional<HeadView> output_head_view(const Graph& g, ValueId y,
+// [B, S, H, Dv] in order. `epilogue` must be exactly those nodes; nullopt otherwise. `uses`: g's.
+std::optional<HeadView> output_head_view(const Graph& g, const ValueUses& uses, ValueId y,
                                          const std::vector<NodeId>& epilogue);
 
 }  // namespace gf::cuda

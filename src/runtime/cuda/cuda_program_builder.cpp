@@ -257,7 +257,7 @@ class StepBuilder {
       for (NodeId id : group.nodes)
         for (ValueId v : g_.node(id).outputs) view_group_of[v] = &group;
     }
-    const std::vector<int> reads = value_reads(g_);
+    const ValueUses uses(g_);
     for (const fusion::Group& group : plan.groups) {
       if (group.kind != fusion::GroupKind::kAttention || group.anchor == kNoNode) continue;
       const Node& n = g_.node(group.anchor);
@@ -281,8 +281,8 @@ class StepBuilder {
           // drops a kernel per layer. Behind cuBLASLt it is faster (BERT-base 8 x 128: 810
           // against 840 us with the output alone in place). So operands a skinny kernel writes
           // keep their view kernel.
-          const NodeId writer = g_.value(view->buffer).producer;
-          if (writer != kNoNode && skinny_steps_.count(group_of.at(writer))) continue;
+          const auto writer = group_of.find(g_.value(view->buffer).producer);
+          if (writer != group_of.end() && skinny_steps_.count(writer->second)) continue;
           buffers[i] = view->buffer;
           *strides[i] = view->strides;
           views.insert(group_it->second);
@@ -290,18 +290,14 @@ class StepBuilder {
         }
         bool views_only_feed_this = true;  // else the view group's kernel must still run
         for (const fusion::Group* view : views)
-          for (ValueId out : view->outputs) {
-            const bool graph_output = std::count(g_.outputs().begin(), g_.outputs().end(), out) > 0;
-            views_only_feed_this =
-                views_only_feed_this && operands.count(out) && !graph_output &&
-                reads[static_cast<size_t>(out)] ==
-                    static_cast<int>(std::count(n.inputs.begin(), n.inputs.end(), out));
-          }
+          for (ValueId out : view->outputs)
+            views_only_feed_this = views_only_feed_this && operands.count(out) &&
+                                   uses.only_read_by(out, std::span(&group.anchor, 1));
         if (!views_only_feed_this) continue;
         std::vector<NodeId> epilogue;
         for (NodeId id : group.nodes)
           if (id != group.anchor) epilogue.push_back(id);
-        const std::optional<HeadView> out = output_head_view(g_, n.outputs[0], epilogue);
+        const std::optional<HeadView> out = output_head_view(g_, uses, n.outputs[0], epilogue);
         if (out) {
           buffers.back() = out->buffer;
           a.y = out->strides;
