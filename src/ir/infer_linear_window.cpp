@@ -317,7 +317,12 @@ std::vector<TensorType> infer_nhwc_conv(InferContext& ctx) {
   for (int i = 0; i < ctx.num_inputs(); ++i)
     type_ptrs.push_back(ctx.has_input(i) ? &types[static_cast<size_t>(i)] : nullptr);
   InferContext as_conv(ctx.node(), type_ptrs, values);
-  std::vector<TensorType> out = infer_conv(as_conv);
+  std::vector<TensorType> out;
+  try {
+    out = infer_conv(as_conv);
+  } catch (const Error& e) {  // name the node's own shapes too, not only the transposed ones
+    ctx.fail(std::string("as Conv on its channels-first view: ") + e.what(), e.code());
+  }
   std::vector<Dim> d = out[0].shape.dims();
   if (d.size() >= 3) std::rotate(d.begin() + 1, d.begin() + 2, d.end());
   out[0].shape = Shape(std::move(d));

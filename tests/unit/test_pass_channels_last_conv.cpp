@@ -134,7 +134,7 @@ TEST(NhwcConv, ChannelsThatDoNotMatchAreReportedWithTheNode) {
         testing::run_op1(Op::kNhwcConv,
                          {Tensor(DType::kF32, {1, 5, 5, 3}), Tensor(DType::kF32, {2, 3, 3, 4})});
       },
-      ErrorCode::kShapeMismatch, {"NhwcConv", "channels"});
+      ErrorCode::kShapeMismatch, {"NhwcConv", "[1,5,5,3]", "channels"});
 }
 
 }  // namespace
