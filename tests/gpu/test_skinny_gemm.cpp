@@ -99,6 +99,7 @@ TEST_F(SkinnyGemmGpu, MatchesTheDefinitionForEveryEpilogueDtypeAndRowCount) {
           s.w_transposed = transposed;
           // Every other group of six: W constant, so the kernel may move it before its wait.
           s.prefetch_weights = (cases / 6) % 2 == 1;
+          s.constant_epilogue = s.prefetch_weights;
           // The epilogue cycles with the case number so that every one meets every layout.
           const int e = cases++ % 6;
           s.gated = e == 5;

@@ -37,6 +37,7 @@ TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
         for (bool constant_w : {false, true}) {  // W moved before the wait, or read after it
           SkinnyGemmSpec s;
           s.prefetch_weights = constant_w;
+          s.constant_epilogue = constant_w;
           s.dtype = dtype;
           s.m = transposed ? 3 : 16;
           s.n = n;
@@ -148,6 +149,32 @@ TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
   s.gated = false;
   s.k = 3076;  // rows not 16-byte aligned: scalar loads after the wait
   EXPECT_EQ(pieces(), 0);
+}
+
+// A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
+// all three fit the registers; otherwise they are read beside A.
+TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {
+  SkinnyGemmSpec s;
+  s.dtype = DType::kF16;
+  s.m = 1;
+  s.n = 2304;
+  s.k = 768;  // 3 pieces per lane of each of W, the scale and the bias
+  s.w_transposed = true;
+  s.prefetch_weights = true;
+  s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
+  s.row_norm_bias = true;
+  const auto preloads_norm = [&] {
+    const std::string src = codegen::emit_skinny_gemm_kernel(s, "k", 132).source;
+    return src.find("constexpr bool kPreloadNorm = true;") != std::string::npos;
+  };
+  EXPECT_FALSE(preloads_norm());  // the norm's operands may be written by the kernels before
+  s.constant_epilogue = true;
+  EXPECT_TRUE(preloads_norm());
+  s.k = 1536;  // 6 pieces each: 18, more than 12
+  EXPECT_FALSE(preloads_norm());
+  s.row_norm = codegen::SkinnyRowNorm::kRmsNorm;  // no bias: 12
+  s.row_norm_bias = false;
+  EXPECT_TRUE(preloads_norm());
 }
 
 TEST(SkinnyGemmCodegen, RefusesWhatItDoesNotTake) {

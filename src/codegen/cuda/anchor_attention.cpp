@@ -50,12 +50,16 @@ CudaKernelSource emit_row_attention_kernel(const Node& node, const Graph& g, con
                              " / " + std::to_string(kMaxValueHeadDim) + " (" + a.shapes + ")");
   }
   // Tiles: as many query rows (warps) as there are rows, up to kMaxWarps; the largest K/V tile
-  // (at most one key per lane) whose floats fit the shared-memory budget.
+  // (at most one key per lane, and no more than the keys) whose floats fit the shared-memory
+  // budget.
   const int64_t warps = std::clamp<int64_t>(a.q_len, 1, kMaxWarps);
   const int64_t k_stride = a.head_dim | 1;  // odd: no bank conflicts (see attention.cuh)
   const int64_t d_padded = std::max<int64_t>(a.head_dim, 1);
   const int64_t dv_padded = std::max<int64_t>(a.v_dim, 1);
+  // (A short key range gets a short tile: the tile's loads, zero fill and weighted sum are loops
+  // that a one-row block's single warp runs in series.)
   int64_t tile_keys = 32;
+  while (tile_keys > 1 && tile_keys / 2 >= a.kv_len) tile_keys /= 2;
   while (tile_keys > 1 &&
          4 * (warps * d_padded + tile_keys * (k_stride + dv_padded)) > kSharedBudget) {
     tile_keys /= 2;

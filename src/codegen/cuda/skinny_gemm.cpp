@@ -50,6 +50,7 @@ struct Layout {
   bool vector_loads = false;
   int warps = kWarps;  // per block
   int64_t preload_pieces = 0;  // W [n, k]: 16-byte loads of W per lane issued before the wait
+  bool preload_norm = false;   // ... and as many of the row norm's scale (and bias)
   int64_t tiles = 1;  // [k, n]: column tiles of 32 column groups; [n, k]: blocks of `warps` columns
   int64_t splits = 1;
   int64_t k_per_split = 0;
@@ -81,6 +82,9 @@ Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
     const int64_t pieces = ceil_div(s.k, kWarpSize * l.vec);
     if (l.vector_loads && s.prefetch_weights && pieces * (s.gated ? 2 : 1) <= kMaxPreloadPieces)
       l.preload_pieces = pieces;
+    const int64_t norm_arrays = s.row_norm == SkinnyRowNorm::kNone ? 0 : s.row_norm_bias ? 2 : 1;
+    l.preload_norm = l.preload_pieces > 0 && norm_arrays > 0 && s.constant_epilogue &&
+                     pieces * ((s.gated ? 2 : 1) + norm_arrays) <= kMaxPreloadPieces;
     l.k_per_split = s.k;
     return l;
   }
@@ -165,11 +169,23 @@ static __device__ __forceinline__ float gf_activate(float x) {
   if (kActivation == 4) return x / (1.0f + expf(-x));
   return x;
 }
-static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int col, float v, float up) {
-  if (kHasBias) v += gf_to_f32(static_cast<const gf_t*>(buffers[kBufBias])[col]);
+static __device__ __forceinline__ float gf_bias_at(void* const* buffers, int col) {
+  return kHasBias ? gf_to_f32(static_cast<const gf_t*>(buffers[kBufBias])[col]) : 0.0f;
+}
+static __device__ __forceinline__ float gf_residual_at(void* const* buffers, int m, int col) {
+  return kHasResidual ? gf_to_f32(static_cast<const gf_t*>(buffers[kBufResidual])[(int64_t)m * kN + col]) : 0.0f;
+}
+// C[m, col] = the epilogue of the sum v (and of the up product's sum when gated), with the bias
+// and residual element already read.
+static __device__ __forceinline__ void gf_store_with(void* const* buffers, int m, int col, float v, float up,
+                                                     float bias, float residual) {
+  if (kHasBias) v += bias;
   v = kGated ? (v / (1.0f + expf(-v))) * up : gf_activate(v);
-  if (kHasResidual) v += gf_to_f32(static_cast<const gf_t*>(buffers[kBufResidual])[(int64_t)m * kN + col]);
+  if (kHasResidual) v += residual;
   static_cast<gf_t*>(buffers[kBufC])[(int64_t)m * kN + col] = gf_from_f32(v);
+}
+static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int col, float v, float up) {
+  gf_store_with(buffers, m, col, v, up, gf_bias_at(buffers, col), gf_residual_at(buffers, m, col));
 }
 
 #if GF_TRANSPOSED
@@ -225,18 +241,22 @@ static __device__ __forceinline__ void gf_row_statistics(const gf_t* x) {
   __syncthreads();
 }
 
-// acc[m] (and acc_up[m]) += the kVec products of row m of A, from element k0 on, with wv (and
-// uv); with a row norm, A's elements are normalized (and rounded) first.
-static __device__ __forceinline__ void gf_accumulate_rows(void* const* buffers, const gf_t* a, int k0,
-                                                          const float* wv, const float* uv, int valid,
-                                                          float* acc, float* acc_up) {
-  float sv[kVec], bv[kVec];
-  if (kRowNorm != 0) {
-    gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0, sv, valid);
+// The row norm's scale and bias (zeros without one) from element k0 on.
+static __device__ __forceinline__ void gf_load_norm(void* const* buffers, int k0, int valid, float* sv, float* bv) {
 #pragma unroll
-    for (int i = 0; i < kVec; ++i) bv[i] = 0.0f;
-    if (kRowNormBias) gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0, bv, valid);
-  }
+  for (int i = 0; i < kVec; ++i) sv[i] = 1.0f, bv[i] = 0.0f;
+  if (kRowNorm == 0) return;
+  gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0, sv, valid);
+  if (kRowNormBias) gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0, bv, valid);
+}
+
+// acc[m] (and acc_up[m]) += the kVec products of row m of A, from element k0 on, with wv (and
+// uv); with a row norm, A's elements are normalized with scale sv and bias bv (and rounded)
+// first.
+static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, int k0, const float* wv,
+                                                          const float* uv, const float* sv,
+                                                          const float* bv, int valid, float* acc,
+                                                          float* acc_up) {
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
     float av[kVec];
@@ -268,21 +288,41 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     if (kGated) gf_prefetch_l2(wurow, kK * sizeof(gf_t));
   }
   // The lane's pieces of W (constant) in flight before the wait; piece p starts at element
-  // (p * 32 + lane) * kVec of the row.
+  // (p * 32 + lane) * kVec of the row. With kPreloadNorm, the norm's pieces too.
   constexpr int kPieces = kPreloadPieces > 0 ? kPreloadPieces : 1;
-  uint4 wq[kPieces], uq[kGated ? kPieces : 1];
+  constexpr int kNormPieces = kPreloadNorm ? kPieces : 1;
+  uint4 wq[kPieces], uq[kGated ? kPieces : 1], sq[kNormPieces], bq[kPreloadNorm && kRowNormBias ? kPieces : 1];
 #pragma unroll
   for (int p = 0; p < kPreloadPieces; ++p) {
     const int k0 = (p * 32 + lane) * kVec;
-    wq[p] = uq[kGated ? p : 0] = make_uint4(0u, 0u, 0u, 0u);
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    wq[p] = uq[kGated ? p : 0] = sq[kPreloadNorm ? p : 0] = bq[kPreloadNorm && kRowNormBias ? p : 0] = zero;
     if (col < kN && k0 < kK) {
       wq[p] = __ldg(reinterpret_cast<const uint4*>(wrow + k0));
       if (kGated) uq[kGated ? p : 0] = __ldg(reinterpret_cast<const uint4*>(wurow + k0));
     }
+    if (kPreloadNorm && k0 < kK) {
+      sq[kPreloadNorm ? p : 0] = __ldg(reinterpret_cast<const uint4*>(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0));
+      if (kRowNormBias)
+        bq[kPreloadNorm && kRowNormBias ? p : 0] =
+            __ldg(reinterpret_cast<const uint4*>(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0));
+    }
   }
+  // The lane that stores reads its bias now when it is a constant, else right after the wait.
+  float bias = 0.0f;
+  if (kHasBias && kConstantEpilogue && lane == 0 && col < kN) bias = gf_bias_at(buffers, col);
   gf_grid_dependency_sync();
-  // A is what the kernels before this one wrote: its address too is read after the wait.
+  // A is what the kernels before this one wrote: its address too is read after the wait. So is
+  // the residual, whose loads go out before the sums.
   const gf_t* a = static_cast<const gf_t*>(buffers[kBufA]);
+  float residual[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) residual[m] = 0.0f;
+  if (lane == 0 && col < kN) {
+    if (kHasBias && !kConstantEpilogue) bias = gf_bias_at(buffers, col);
+#pragma unroll
+    for (int m = 0; m < kM; ++m) residual[m] = gf_residual_at(buffers, m, col);
+  }
   if (kRowNorm != 0) gf_row_statistics(a);
   if (col >= kN) return;
   float acc[kM], acc_up[kM];
@@ -292,18 +332,27 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
   for (int p = 0; p < kPreloadPieces; ++p) {
     const int k0 = (p * 32 + lane) * kVec;
     if (k0 >= kK) break;
-    float wv[kVec], uv[kVec];
+    float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
     gf_unpack(wq[p], wv);
     if (kGated) gf_unpack(uq[kGated ? p : 0], uv);
-    gf_accumulate_rows(buffers, a, k0, wv, uv, kVec, acc, acc_up);
+    if (kPreloadNorm) {
+      gf_unpack(sq[kPreloadNorm ? p : 0], sv);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) bv[i] = 0.0f;
+      if (kRowNormBias) gf_unpack(bq[kPreloadNorm && kRowNormBias ? p : 0], bv);
+    } else {
+      gf_load_norm(buffers, k0, kVec, sv, bv);
+    }
+    gf_accumulate_rows(a, k0, wv, uv, sv, bv, kVec, acc, acc_up);
   }
 #pragma unroll 4
   for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
     const int valid = kK - k0 < kVec ? kK - k0 : kVec;
-    float wv[kVec], uv[kVec];
+    float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
     gf_load_vec(wrow + k0, wv, valid);
     if (kGated) gf_load_vec(wurow + k0, uv, valid);
-    gf_accumulate_rows(buffers, a, k0, wv, uv, valid, acc, acc_up);
+    gf_load_norm(buffers, k0, valid, sv, bv);
+    gf_accumulate_rows(a, k0, wv, uv, sv, bv, valid, acc, acc_up);
   }
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
@@ -315,7 +364,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
   }
   if (lane == 0) {
 #pragma unroll
-    for (int m = 0; m < kM; ++m) gf_store(buffers, m, col, acc[m], acc_up[m]);
+    for (int m = 0; m < kM; ++m) gf_store_with(buffers, m, col, acc[m], acc_up[m], bias, residual[m]);
   }
 }
 #else
@@ -491,6 +540,9 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << "constexpr int kM = " << spec.m << ", kN = " << spec.n << ", kK = " << spec.k << ";\n"
       << "constexpr int kVec = " << l.vec << ", kWarps = " << l.warps << ";\n"
       << "constexpr int kPreloadPieces = " << l.preload_pieces << ";\n"
+      << "constexpr bool kPreloadNorm = " << (l.preload_norm ? "true" : "false") << ";\n"
+      << "constexpr bool kConstantEpilogue = " << (spec.constant_epilogue ? "true" : "false")
+      << ";\n"
       << "constexpr bool kVectorLoads = " << (l.vector_loads ? "true" : "false") << ";\n"
       << "constexpr bool kPrefetchWeights = " << (prefetches_weights(spec, l) ? "true" : "false")
       << ";\n"

@@ -46,6 +46,11 @@ struct SkinnyGemmSpec {
   // else towards L2 for weights well inside it (see skinny_gemm.cpp). So in a CUDA graph with
   // programmatic edges the weight streams of consecutive products overlap.
   bool prefetch_weights = false;
+  // The bias and the row norm's scale and bias (those the spec has) are constants too: with W
+  // [n, k] the kernel reads them before the wait as well (the bias into the lane that stores,
+  // the norm's pieces beside W's when they fit), so a dependent miss on them no longer ends
+  // each product after its sums are done.
+  bool constant_epilogue = false;
   std::string to_string() const;
 };
 

@@ -248,9 +248,6 @@ class StepBuilder {
   // their output where its transposed view goes, ahead of the groups: the view groups they
   // replace come first. A view group is replaced only when all it makes is operands read here.
   void plan_attention_views(const fusion::Plan& plan) {
-    std::map<NodeId, int> group_of;
-    for (const fusion::Group& group : plan.groups)
-      for (NodeId id : group.nodes) group_of[id] = group.id;
     std::map<ValueId, const fusion::Group*> view_group_of;
     for (const fusion::Group& group : plan.groups) {
       if (group.kind != fusion::GroupKind::kView) continue;
@@ -275,14 +272,6 @@ class StepBuilder {
           if (group_it == view_group_of.end()) continue;
           const std::optional<HeadView> view = input_head_view(g_, n.inputs[i]);
           if (!view || !outside_views(view->buffer, view_group_of)) continue;
-          // Measured on an H200, GPT-2 at one token: behind a skinny GEMM kernel, which lets
-          // the kernels after it start at once, reading in place made the step slower (325
-          // against 307 us with both sides in place; 295 with the output alone), though it
-          // drops a kernel per layer. Behind cuBLASLt it is faster (BERT-base 8 x 128: 810
-          // against 840 us with the output alone in place). So operands a skinny kernel writes
-          // keep their view kernel.
-          const auto writer = group_of.find(g_.value(view->buffer).producer);
-          if (writer != group_of.end() && skinny_steps_.count(writer->second)) continue;
           buffers[i] = view->buffer;
           *strides[i] = view->strides;
           views.insert(group_it->second);

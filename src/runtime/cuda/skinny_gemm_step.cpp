@@ -235,6 +235,11 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   match_epilogue(g, group, *m);
   if (reads != nullptr) match_row_norm(g, *reads, sm_count, *m);
   m->spec.prefetch_weights = g.value(m->w).is_constant();
+  const auto constant_or_none = [&](ValueId v) {
+    return v == kNoValue || g.value(v).is_constant();
+  };
+  m->spec.constant_epilogue = constant_or_none(m->bias) && constant_or_none(m->norm_scale) &&
+                              constant_or_none(m->norm_bias);
   SkinnyGemmStep out;
   out.spec = m->spec;
   out.nodes = m->nodes;

@@ -52,10 +52,15 @@ extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy*
 
 extern "C" __global__ void gf_bind_out(const gf_binding_copy* copies, int copy_count,
                                        const unsigned long long* table) {
+  // The copy list is the program's own constant: read before the wait, so that after it only
+  // the caller's addresses (this run's table) stand between the last kernel and the copies.
+  __shared__ gf_binding_copy list[GF_BINDING_CAPACITY];
+  __shared__ unsigned long long destination[GF_BINDING_CAPACITY];
+  for (int c = threadIdx.x; c < copy_count; c += blockDim.x) list[c] = copies[c];
   gf_grid_dependency_sync();  // may start early behind a programmatic edge
+  for (int c = threadIdx.x; c < copy_count; c += blockDim.x) destination[c] = table[list[c].binding];
+  __syncthreads();
   for (int c = 0; c < copy_count; ++c) {
-    const gf_binding_copy k = copies[c];
-    const unsigned long long dst = table[k.binding];
-    if (dst != k.arena) gf_copy_bytes(dst, k.arena, k.bytes);
+    if (destination[c] != list[c].arena) gf_copy_bytes(destination[c], list[c].arena, list[c].bytes);
   }
 }
