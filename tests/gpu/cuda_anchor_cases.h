@@ -137,6 +137,9 @@ inline std::vector<AnchorCase> make_attention_cases() {
   add("attention_no_keys_f32", qkv4(1, 2, 2, 3, 0, 8, 8, f32, 18), {}, f32);
   add("attention_gqa_causal_f16", qkv4(2, 8, 2, 21, 130, 64, 64, f16, 19),
       {{"is_causal", int64_t{1}}}, f16);
+  // One query against one key (a decode step without a cache): a one-key tile.
+  add("attention_one_key_causal_f16", qkv4(2, 12, 12, 1, 1, 64, 64, f16, 26),
+      {{"is_causal", int64_t{1}}}, f16);
   {
     std::vector<Tensor> in = qkv4(1, 4, 4, 13, 64, 128, 128, bf16, 20);
     in.push_back(anchor_data({1, 4, 13, 64}, 21, bf16));
