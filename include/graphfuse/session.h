@@ -66,11 +66,6 @@ struct SessionOptions {
   // memory's speed instead of the conversions', and each output is as close to the exact value
   // or closer, but not bit-equal to the per-op result. The CPU ignores it.
   bool round_16bit_intermediates = true;
-  // false: every op of the graph (after the graph passes) runs as a kernel of its own, and
-  // nothing is folded into another op's kernel (no epilogue, no norm read by a product, no
-  // attention reading views in place): the op-by-op baseline an eager framework runs, which
-  // `graphfuse demo` times beside the fused program. Both backends.
-  bool fuse_kernels = true;
   // Graph passes (see `graphfuse plan --help` for their names) to leave out, and one whose
   // result is printed to stderr when a program is compiled ("" for none).
   std::vector<std::string> disabled_passes{};

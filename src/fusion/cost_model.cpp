@@ -10,12 +10,6 @@ CostModel CostModel::h200() {
 
 CostModel CostModel::cpu() { return CostModel{"cpu", 20.0, 50.0, 50.0, 2.0, 64, 32, 0.25}; }
 
-CostModel CostModel::one_op_per_kernel() const {
-  CostModel m = *this;
-  m.max_ops_per_kernel = 1;
-  return m;
-}
-
 double CostModel::time_us(double bytes, double flops, double matrix_flops) const {
   // Roofline: the slower of moving the bytes and doing the arithmetic (1 GB/s = 1e3 B/us).
   return std::max(bytes / (bandwidth_gb_per_s * 1e3),

@@ -24,9 +24,6 @@ struct CostModel {
   static CostModel cpu();
 
   double time_us(double bytes, double flops, double matrix_flops = 0) const;
-  // The same model with a size budget of one op: the planner merges nothing, so every op runs
-  // as a kernel of its own (the op-by-op baseline; SessionOptions::fuse_kernels = false).
-  CostModel one_op_per_kernel() const;
 };
 
 // Symbolic dims are costed as this many elements until shapes are bound.

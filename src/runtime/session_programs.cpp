@@ -73,8 +73,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
                                 SessionResources* resources) {
   CompiledProgram p;
   if (options.device == Device::kCpu) {
-    p.cpu = std::make_shared<const cpu::FusedProgram>(std::move(specialised), process_jit(),
-                                                      options.fuse_kernels);
+    p.cpu = std::make_shared<const cpu::FusedProgram>(std::move(specialised), process_jit());
     return p;
   }
 #ifdef GF_HAVE_CUDA
@@ -86,7 +85,6 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda_options.shared_arena = options.share_device_arena;
   cuda_options.skinny_gemm = options.skinny_gemm;
   cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;
-  cuda_options.fuse_kernels = options.fuse_kernels;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
 #else

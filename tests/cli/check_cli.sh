@@ -72,7 +72,6 @@ check help 0 'demo' -- --help
 check no_subcommand 1 '^error: ' --
 check unknown_subcommand 1 '^error: ' -- frobnicate
 check demo_runs 0 'output y: f32\[1,8,64\]' -- demo --layers 2 --d-model 64 --heads 4 --batch 1 --seq 8 --iterations 2
-check demo_unfused_baseline 0 'unfused, one op per step \([0-9]+ steps\): .*max relative error' -- demo --device cpu --layers 2 --d-model 64 --heads 4 --batch 1 --seq 8 --iterations 2
 check demo_bad_heads 1 '^error: .*divisible' -- demo --d-model 30 --heads 4
 check demo_bad_device 1 "^error: --device must be" -- demo --device tpu
 check devices 0 '^cpu: available' -- devices

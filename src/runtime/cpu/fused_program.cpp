@@ -92,10 +92,8 @@ std::vector<int64_t> static_dims(const Graph& g, ValueId v) {
 
 }  // namespace
 
-FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit, bool fuse)
-    : graph_(std::move(graph)) {
-  const fusion::CostModel model = fusion::CostModel::cpu();
-  const fusion::Plan plan = fusion::plan_fusion(graph_, fuse ? model : model.one_op_per_kernel());
+FusedProgram::FusedProgram(Graph graph, codegen::JitCompiler& jit) : graph_(std::move(graph)) {
+  const fusion::Plan plan = fusion::plan_fusion(graph_, fusion::CostModel::cpu());
   stats_.nodes = static_cast<int>(graph_.num_nodes());
   auto reference_step = [&](NodeId id) {
     Step s;

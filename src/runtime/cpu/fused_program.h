@@ -34,9 +34,8 @@ struct FusedProgramStats {
 
 class FusedProgram {
  public:
-  // `graph` must have static shapes (bind symbolic dims first) and be shape-inferred. With
-  // `fuse` false every op is a kernel of its own (SessionOptions::fuse_kernels).
-  FusedProgram(Graph graph, codegen::JitCompiler& jit, bool fuse = true);
+  // `graph` must have static shapes (bind symbolic dims first) and be shape-inferred.
+  FusedProgram(Graph graph, codegen::JitCompiler& jit);
   ~FusedProgram();
   FusedProgram(const FusedProgram&) = delete;
   FusedProgram& operator=(const FusedProgram&) = delete;

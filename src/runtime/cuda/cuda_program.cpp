@@ -129,8 +129,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
-                   options.skinny_gemm, options.round_16bit_intermediates, options.fuse_kernels);
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(), options.skinny_gemm,
+                   options.round_16bit_intermediates);
   lap(seconds.steps);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);

@@ -74,9 +74,6 @@ struct CudaProgramOptions {
   // 16-bit 2-D convolutions run on channels-last data where cuDNN is present
   // (passes/channels_last_conv.h), so cuDNN transposes nothing around them.
   bool channels_last_convs = true;
-  // false: one op per kernel, nothing folded into another op's kernel
-  // (SessionOptions::fuse_kernels).
-  bool fuse_kernels = true;
 };
 
 struct CudaProgramStats {

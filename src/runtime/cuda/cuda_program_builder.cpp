@@ -57,9 +57,8 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates,
-              bool fuse_kernels)
-      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm), fuse_(fuse_kernels) {
+              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates)
+      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
     emit_options_.round_16bit_intermediates = round_16bit_intermediates;
@@ -68,11 +67,10 @@ class StepBuilder {
   void build() {
     state_.storage_of.resize(g_.num_values());
     for (size_t v = 0; v < g_.num_values(); ++v) state_.storage_of[v] = static_cast<ValueId>(v);
-    const fusion::CostModel model = fusion::CostModel::h200();
-    const fusion::Plan plan = fusion::plan_fusion(g_, fuse_ ? model : model.one_op_per_kernel());
+    const fusion::Plan plan = fusion::plan_fusion(g_, fusion::CostModel::h200());
     stats_.nodes = static_cast<int>(g_.num_nodes());
     plan_skinny_gemms(plan);
-    if (fuse_) plan_attention_views(plan);  // else each view is a step of its own
+    plan_attention_views(plan);
     for (const fusion::Group& group : plan.groups) {
       if (group.outputs.empty()) continue;  // nothing reads it
       if (folded_groups_.count(group.id)) continue;  // a skinny GEMM kernel applies its norm
@@ -232,9 +230,8 @@ class StepBuilder {
     for (const fusion::Group& group : plan.groups) {
       if (group.kind != fusion::GroupKind::kGemm || group.outputs.empty()) continue;
       const std::string name = "gf_skinny_" + std::to_string(group.id);
-      // Unfused, the norm before a product stays a kernel of its own.
-      std::optional<SkinnyGemmStep> s = skinny_gemm_step(g_, group, name, emit_options_.sm_count,
-                                                         skinny_gemm_, fuse_ ? &reads : nullptr);
+      std::optional<SkinnyGemmStep> s =
+          skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_, &reads);
       if (s && s->folded_norm != kNoNode) {
         const fusion::Group* norm_group = group_of.at(s->folded_norm);
         if (norm_group->nodes.size() == 1 && !folded_groups_.count(norm_group->id)) {
@@ -463,7 +460,6 @@ class StepBuilder {
   CudaProgramState& state_;
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
-  bool fuse_ = true;  // false: one op per kernel, nothing folded into another op's kernel
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
   std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
   struct InPlaceAttention {
@@ -480,10 +476,8 @@ class StepBuilder {
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates, bool fuse_kernels) {
-  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates,
-              fuse_kernels)
-      .build();
+                      bool round_16bit_intermediates) {
+  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates).build();
 }
 
 }  // namespace gf::cuda

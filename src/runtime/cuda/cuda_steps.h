@@ -122,11 +122,10 @@ struct CudaProgramState {
 // of `stats`. Needs a current context for the library objects. `sm_count` and
 // `compute_capability` are the device's (grid sizes; which instructions the kernels may use).
 // `skinny_gemm`: which decode-shaped products run as skinny GEMM kernels (skinny_gemm_step.h)
-// instead of cuBLASLt. `round_16bit_intermediates` and `fuse_kernels`: SessionOptions' fields of
-// those names.
+// instead of cuBLASLt. `round_16bit_intermediates`: SessionOptions' field of that name.
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates = true, bool fuse_kernels = true);
+                      bool round_16bit_intermediates = true);
 
 // Enqueues a library step (kGemm, kConv) on `stream`.
 void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step, CUstream stream);
