@@ -6,6 +6,10 @@
 // (one query token per sequence against a 4k-32k key/value cache, Llama-style GQA) print the
 // bandwidth of reading K and V once and its share of a device-to-device copy measured in the
 // same run.
+// Each shape also runs through cuDNN's fused attention (runtime/cuda/cudnn_sdpa.h, kernel
+// "cudnn", where this build has cuDNN and cuDNN takes the shape): cudnnBackendExecute timed the
+// same way, and, where the engine supports cuDNN's native CUDA graph API, one launch of the graph
+// it populated.
 // bench/attention_vs_torch.py runs PyTorch's SDPA backends on the same shapes and prints both.
 //
 //   bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] [--json FILE]
@@ -15,6 +19,7 @@
 // the one it chooses).
 // Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -30,6 +35,8 @@
 #include "graphfuse/error.h"
 #include "graphfuse/graph.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/cudnn_sdpa.h"
 #include "runtime/cuda/device_memory.h"
 
 namespace gf {
@@ -43,9 +50,12 @@ struct Shape4 {
 
 struct Result {
   Shape4 shape;
-  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced), "split" (decode) or "row"
+  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced), "split" (decode), "row", or
+  // "cudnn" (cuDNN's fused attention through runtime/cuda/cudnn_sdpa.h)
   std::string kernel;
   double us = 0, tflops = 0;
+  std::string engine;   // cudnn: the engine cuDNN's heuristics gave
+  double graph_us = 0;  // cudnn with a native-graph engine: one launch of the populated graph
   double kv_gbps = 0;  // K and V bytes over the time
 };
 
@@ -131,6 +141,66 @@ class Bench {
     return r;
   }
 
+  // cuDNN's fused attention on the same shape; nullopt-like empty kernel name where cuDNN
+  // refuses it (the reason on stderr).
+  Result run_cudnn(const Shape4& s) {
+    Result r;
+    r.shape = s;
+    if (!cuda::cudnn_available()) return r;
+    if (!cudnn_) cudnn_ = std::make_unique<cuda::CudnnHandle>();
+    const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+    std::unique_ptr<cuda::CudnnSdpa> sdpa;
+    try {
+      sdpa = std::make_unique<cuda::CudnnSdpa>(
+          *cudnn_,
+          cuda::SdpaDims::contiguous(s.batch, s.heads, s.kv_heads, s.q_len, s.kv_len, s.head_dim,
+                                     s.dtype, s.causal, scale),
+          "bench");
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kUnsupported) throw;
+      std::fprintf(stderr, "bench_attention: %s\n", e.what());
+      return r;
+    }
+    const size_t q_elems = static_cast<size_t>(s.batch * s.heads * s.q_len * s.head_dim);
+    const size_t kv_elems = static_cast<size_t>(s.batch * s.kv_heads * s.kv_len * s.head_dim);
+    std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+    uint32_t seed = 1;
+    for (size_t n : {q_elems, kv_elems, kv_elems, q_elems}) {
+      buffers.push_back(std::make_unique<DeviceBuffer>(n * 2));
+      const std::vector<uint16_t> bits = random_bits(n, s.dtype, seed++);
+      GF_CU(cuda_driver().cuMemcpyHtoD(buffers.back()->ptr(), bits.data(), n * 2));
+    }
+    DeviceBuffer workspace(std::max<size_t>(sdpa->workspace_bytes(), 1));
+    const auto at = [](const DeviceBuffer& b) { return reinterpret_cast<void*>(b.ptr()); };
+    const cuda::SdpaBuffers io{at(*buffers[0]), at(*buffers[1]), at(*buffers[2]), at(*buffers[3]),
+                               at(workspace)};
+    r.kernel = "cudnn";
+    r.engine = sdpa->engine();
+    r.us = time_us(iters_, [&] { sdpa->run(io, nullptr); });
+    if (sdpa->native_graph()) {
+      CUgraph graph = nullptr;
+      GF_CU(cuda_driver().cuGraphCreate(&graph, 0));
+      CUgraphExec exec = nullptr;
+      try {
+        sdpa->populate(io, graph);
+        GF_CU(cuda_driver().cuGraphInstantiateWithFlags(&exec, graph, 0));
+        r.graph_us = time_us(iters_, [&] { GF_CU(cuda_driver().cuGraphLaunch(exec, nullptr)); });
+      } catch (...) {
+        if (exec) cuda_driver().cuGraphExecDestroy(exec);
+        cuda_driver().cuGraphDestroy(graph);
+        throw;
+      }
+      GF_CU(cuda_driver().cuGraphExecDestroy(exec));
+      GF_CU(cuda_driver().cuGraphDestroy(graph));
+    }
+    GF_CU(cuda_driver().cuCtxSynchronize());
+    const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
+                         static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
+    r.tflops = flops / (r.us * 1e-6) * 1e-12;
+    r.kv_gbps = 2.0 * static_cast<double>(kv_elems) * 2.0 / (r.us * 1e-6) * 1e-9;
+    return r;
+  }
+
   // cuMemcpyDtoDAsync of 1 GiB: GB/s counting the read and the write.
   double copy_gbps() {
     const size_t bytes = size_t{1} << 30;
@@ -146,6 +216,7 @@ class Bench {
   int iters_;
   PrimaryContext context_;
   codegen::NvrtcCompiler compiler_;
+  std::unique_ptr<cuda::CudnnHandle> cudnn_;  // made on first use, while the context is current
 };
 
 // Prefill: 16k tokens per shape (B * S), 2048-wide (H * D), S from 512 to 16k; the issue's
@@ -216,11 +287,13 @@ int bench_main(int argc, char** argv) {
     results.push_back(bench.run(s, true));
     for (int groups : row_groups) results.push_back(bench.run(s, true, groups));
     if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
+    if (Result c = bench.run_cudnn(s); !c.kernel.empty()) results.push_back(c);
   }
   std::vector<Result> decode;
   for (const Shape4& s : decode_shapes(quick)) {
     decode.push_back(bench.run(s, true));
     if (row_kernel) decode.push_back(bench.run(s, false));
+    if (Result c = bench.run_cudnn(s); !c.kernel.empty()) decode.push_back(c);
   }
   const double copy_gbps = bench.copy_gbps();
 
@@ -232,10 +305,13 @@ int bench_main(int argc, char** argv) {
   j["iters"] = iters;
   for (const Result& r : results) {
     const Shape4& s = r.shape;
-    std::printf("%-5s %-5s %4lld %4lld %6lld %6lld %4lld %-7s %10.1f %8.1f\n",
+    std::printf("%-5s %-5s %4lld %4lld %6lld %6lld %4lld %-7s %10.1f %8.1f",
                 std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
                 (long long)s.heads, (long long)s.q_len, (long long)s.kv_len, (long long)s.head_dim,
                 s.causal ? "yes" : "no", r.us, r.tflops);
+    if (!r.engine.empty()) std::printf("  %s", r.engine.c_str());
+    if (r.graph_us > 0) std::printf(", graph launch %.1f us", r.graph_us);
+    std::printf("\n");
     j["results"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
                             {"kernel", r.kernel},
                             {"batch", s.batch},
@@ -246,7 +322,9 @@ int bench_main(int argc, char** argv) {
                             {"head_dim", s.head_dim},
                             {"causal", s.causal},
                             {"us", r.us},
-                            {"tflops", r.tflops}});
+                            {"tflops", r.tflops},
+                            {"engine", r.engine},
+                            {"graph_us", r.graph_us}});
   }
   std::printf("\ndecode (copy %.0f GB/s, read + write)\n", copy_gbps);
   std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s\n", "dtype", "kern", "B", "Hq", "Hkv", "Skv", "D",
@@ -267,6 +345,7 @@ int bench_main(int argc, char** argv) {
                            {"kv_len", s.kv_len},
                            {"head_dim", s.head_dim},
                            {"us", r.us},
+                           {"engine", r.engine},
                            {"kv_gbps", r.kv_gbps},
                            {"pct_copy", 100.0 * r.kv_gbps / copy_gbps}});
   }

@@ -5,7 +5,8 @@ Runs `bench_attention --json` (bench/attention.cpp), then PyTorch's scaled_dot_p
 on the same shapes with each backend forced in turn (FlashAttention-2, cuDNN, memory-efficient),
 timed with CUDA events after a warm-up (median of --iters), and prints one table in TFLOP/s
 (4 * B * H * Sq * Skv * D, halved when causal) with our ratio to each backend (> 1: we are
-faster). Inputs are [B, H, S, D] bf16 tensors of random values. Then the decode rows (one query
+faster); "ours via cuDNN" is graphfuse's own call of cuDNN's fused attention through the backend
+API (runtime/cuda/cudnn_sdpa.h), set against PyTorch's cuDNN backend. Inputs are [B, H, S, D] bf16 tensors of random values. Then the decode rows (one query
 token against a 4k-32k key/value cache, 32 query heads over 8 key/value heads): time, the
 bandwidth of reading K and V once, and its share of the copy bandwidth measured by the bench.
 
@@ -117,25 +118,30 @@ def main():
         fail(f"{' '.join(cmd)} exited with {run.returncode}: {run.stderr.strip()}")
     ours_json = json.load(open(ours_path))
     ours = [r for r in ours_json["results"] if r["kernel"] == "mma"]
+    key = lambda r: (r["dtype"], r["batch"], r["heads"], r["kv_heads"], r["q_len"], r["kv_len"], r["head_dim"],
+                     r["causal"])
+    cudnn_path = {key(r): r for r in ours_json["results"] if r["kernel"] == "cudnn"}
     peers = torch_rows(torch, ours, args.iters)
 
     print(f"# graphfuse attention against PyTorch {torch.__version__} SDPA, {torch.cuda.get_device_name()}\n")
     print("TFLOP/s (4·B·H·Sq·Skv·D, halved when causal), median of %d runs; x: ours over the backend.\n" % args.iters)
-    print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN | "
+          "ours via cuDNN | x cuDNN |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     table = []
     for o, t in zip(ours, peers):
         def fmt(x):
             return "-" if x is None else f"{x:.1f}"
 
-        def ratio(x):
-            return "-" if not x else f"{o['tflops'] / x:.2f}"
+        def ratio(x, mine=o):
+            return "-" if not x or not mine else f"{mine['tflops'] / x:.2f}"
 
+        c = cudnn_path.get(key(o))
         print(f"| {o['dtype']} | {o['batch']} | {o['heads']} | {o['q_len']} | {o['head_dim']} | "
               f"{'yes' if o['causal'] else 'no'} | {o['tflops']:.1f} | {fmt(t.get('flash'))} | "
               f"{fmt(t.get('cudnn'))} | {fmt(t.get('efficient'))} | {ratio(t.get('flash'))} | "
-              f"{ratio(t.get('cudnn'))} |")
-        table.append({"ours": o, "torch": t})
+              f"{ratio(t.get('cudnn'))} | {fmt(c and c['tflops'])} | {ratio(t.get('cudnn'), c)} |")
+        table.append({"ours": o, "ours_cudnn": c, "torch": t})
     decode = decode_table(torch, [r for r in ours_json.get("decode", []) if r["kernel"] == "split"],
                           ours_json.get("copy_gbps", 0.0), args.iters)
     with open(os.path.join(args.out, "attention_vs_torch.json"), "w") as f:

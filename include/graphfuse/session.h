@@ -46,6 +46,19 @@ std::string_view skinny_gemm_name(SkinnyGemm s);
 // "auto", "always" or "off"; nullopt for anything else.
 std::optional<SkinnyGemm> skinny_gemm_from_name(std::string_view name);
 
+// How a CUDA session runs its f16/bf16 Attention nodes that have no mask or softcap: kGenerated,
+// always our own kernels; kCudnn, cuDNN's fused attention wherever cuDNN takes the node
+// (runtime/cuda/cudnn_sdpa.h), our kernels elsewhere; kAuto, both timed once per shape when the
+// program is compiled and the faster kept, for nodes large enough that the time matters (at
+// least kAttentionTimedMinFlops of work or kAttentionTimedMinKvBytes of keys and values; below
+// that, ours, which costs no cuDNN compile). The CPU ignores it.
+enum class AttentionPath { kAuto, kGenerated, kCudnn };
+inline constexpr double kAttentionTimedMinFlops = 1e9;
+inline constexpr double kAttentionTimedMinKvBytes = 16e6;
+std::string_view attention_path_name(AttentionPath a);
+// "auto", "generated" or "cudnn"; nullopt for anything else.
+std::optional<AttentionPath> attention_path_from_name(std::string_view name);
+
 struct SessionOptions {
   Device device = Device::kCpu;
   // kReference runs the reference interpreter on the host, whatever the device.
@@ -60,6 +73,8 @@ struct SessionOptions {
   bool programmatic_launch = true;
   // CUDA: which decode-shaped products run as skinny GEMM kernels (see SkinnyGemm).
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
+  // CUDA: whose attention runs (see AttentionPath).
+  AttentionPath attention = AttentionPath::kAuto;
   // CUDA: a generated kernel rounds the result of every f16/bf16 op to its format, as the graph
   // says and the reference interpreter does. false keeps f32 between the ops of one kernel and
   // rounds only what it stores (as torch.compile does): a long chain of 16-bit ops runs at the
@@ -139,6 +154,7 @@ struct SessionStats {
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
   int skinny_gemm_steps = 0;  // CUDA: of fused_kernels, GEMMs run as skinny GEMM kernels
+  int cudnn_attention_steps = 0;  // CUDA: of library_calls, attention through cuDNN
   int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
   int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
   std::vector<std::string> fallback_reasons;  // why, one line per fallback

@@ -255,6 +255,24 @@ std::optional<SkinnyGemm> skinny_gemm_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view attention_path_name(AttentionPath a) {
+  switch (a) {
+    case AttentionPath::kAuto:
+      return "auto";
+    case AttentionPath::kGenerated:
+      return "generated";
+    case AttentionPath::kCudnn:
+      return "cudnn";
+  }
+  return "auto";
+}
+
+std::optional<AttentionPath> attention_path_from_name(std::string_view name) {
+  for (AttentionPath a : {AttentionPath::kAuto, AttentionPath::kGenerated, AttentionPath::kCudnn})
+    if (name == attention_path_name(a)) return a;
+  return std::nullopt;
+}
+
 SessionStats Session::stats() const {
   std::lock_guard lock(programs_->mutex);
   SessionStats st = programs_->stats;

@@ -84,6 +84,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   if (resources) cuda_options.device_memory = resources->device_memory;
   cuda_options.shared_arena = options.share_device_arena;
   cuda_options.skinny_gemm = options.skinny_gemm;
+  cuda_options.attention = options.attention;
   cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
@@ -153,6 +154,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.fused_kernels = s.generated_kernels + s.anchor_kernels;
   stats.library_calls = s.library_calls;
   stats.skinny_gemm_steps = s.skinny_gemm_steps;
+  stats.cudnn_attention_steps = s.cudnn_attention_steps;
   stats.reference_steps = s.host_steps;
   stats.fallback_nodes = s.fallback_nodes;
   stats.fallback_reasons = s.fallback_reasons;

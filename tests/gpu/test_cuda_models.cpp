@@ -4,11 +4,13 @@
 // Skips without a GPU.
 #ifdef GF_HAVE_CUDA
 
+#include <cstdio>
 #include <filesystem>
 
 #include "cuda_backend_util.h"
 #include "graphfuse/models.h"
 #include "runtime/cuda/cuda_program.h"
+#include "runtime/cuda/cudnn_conv.h"
 #include "runtime/session_programs.h"
 #ifdef GF_HAVE_ONNX
 #include "graphfuse/npy.h"
@@ -189,6 +191,35 @@ TEST_P(CudaOnnxModels, InHalfPrecisionMatchTheReferenceWithinItsTolerance) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_LE(max_relative_error(got[i], want[i]), 5e-2) << "output " << i;
   EXPECT_EQ(s.stats().fallback_nodes, 0);
+}
+
+// The same through cuDNN's fused attention (SessionOptions::attention = kCudnn): every attention
+// without a mask goes to cuDNN, populated into the program's CUDA graph through cuDNN's native
+// graph API where the engine has it, reading its operands where the views put them.
+TEST_P(CudaOnnxModels, ThroughCudnnAttentionInHalfPrecisionMatchTheReference) {
+  if (!cuda::cudnn_available()) GTEST_SKIP() << "built without cuDNN";
+  const OnnxCase& c = GetParam();
+  const testing::RecordedModel m = testing::load_recorded_model(c.file, c.prefix, c.inputs);
+  const std::vector<Tensor> want = ref::run_graph(m.graph, m.inputs);
+  SessionOptions o{Device::kCuda};
+  o.precision = Precision::kFp16;
+  o.attention = AttentionPath::kCudnn;
+  Session s(m.graph, o);
+  const std::vector<Tensor> got = s.run(m.inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_LE(max_relative_error(got[i], want[i]), 5e-2) << "output " << i;
+  const SessionStats st = s.stats();
+  EXPECT_EQ(st.fallback_nodes, 0);
+  EXPECT_EQ(st.cuda_graph_programs, st.programs_compiled);
+  // ViT's attention has no mask: all of it is cuDNN's. (BERT's has a padding mask: none is.)
+  if (c.prefix == "vit_tiny") {
+    EXPECT_GT(st.cudnn_attention_steps, 0);
+  }
+  if (c.prefix == "bert_tiny") {
+    EXPECT_EQ(st.cudnn_attention_steps, 0);
+  }
+  std::printf("%s: %d attention steps through cuDNN\n", c.file.c_str(), st.cudnn_attention_steps);
 }
 
 INSTANTIATE_TEST_SUITE_P(

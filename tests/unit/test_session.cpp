@@ -50,6 +50,16 @@ TEST(Session, SixteenBitPrecisionOnTheCpuIsAClearError) {
   }
 }
 
+TEST(Session, AttentionPathsHaveNamesAndAutoIsTheDefault) {
+  EXPECT_EQ(SessionOptions{}.attention, AttentionPath::kAuto);
+  for (AttentionPath a : {AttentionPath::kAuto, AttentionPath::kGenerated, AttentionPath::kCudnn})
+    EXPECT_EQ(attention_path_from_name(attention_path_name(a)), a);
+  EXPECT_EQ(attention_path_name(AttentionPath::kCudnn), "cudnn");
+  EXPECT_EQ(attention_path_from_name("generated"), AttentionPath::kGenerated);
+  for (const char* bad : {"cuDNN", "ours", "", "auto "})
+    EXPECT_FALSE(attention_path_from_name(bad).has_value()) << bad;
+}
+
 TEST(Session, SkinnyGemmChoicesHaveNamesAndAutoIsTheDefault) {
   EXPECT_EQ(SessionOptions{}.skinny_gemm, SkinnyGemm::kAuto);
   for (SkinnyGemm c : {SkinnyGemm::kAuto, SkinnyGemm::kAlways, SkinnyGemm::kOff})

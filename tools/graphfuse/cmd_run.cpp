@@ -19,8 +19,9 @@ namespace {
 struct RunOptions {
   std::string model;
   std::vector<std::string> shapes, inputs;
-  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after, precision = "fp32", mode = "graph",
-              skinny_gemm = "auto";
+  std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after,
+                          precision = "fp32", mode = "graph", skinny_gemm = "auto",
+                          attention = "auto";
   std::vector<std::string> disabled_passes;
   std::string programmatic_launch = "on";
   std::string intermediates = "rounded";
@@ -122,6 +123,12 @@ int run_model(const RunOptions& o) {
                 "--skinny-gemm must be auto, always or off, not '" + o.skinny_gemm + "'");
   }
   session_options.skinny_gemm = *skinny_gemm;
+  const std::optional<AttentionPath> attention = attention_path_from_name(o.attention);
+  if (!attention) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--attention must be auto, generated or cudnn, not '" + o.attention + "'");
+  }
+  session_options.attention = *attention;
   if (o.intermediates != "rounded" && o.intermediates != "f32") {
     throw Error(ErrorCode::kInvalidArgument, "--intermediates must be rounded or f32, not '" + o.intermediates + "'");
   }
@@ -165,6 +172,7 @@ int run_model(const RunOptions& o) {
         ", \"fused_kernels\": " + std::to_string(st.fused_kernels) +
         ", \"library_calls\": " + std::to_string(st.library_calls) +
         ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
+        ", \"cudnn_attention_steps\": " + std::to_string(st.cudnn_attention_steps) +
         ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
         ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +
         ", \"reference_steps\": " + std::to_string(st.reference_steps) +
@@ -207,6 +215,11 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--skinny-gemm", o->skinny_gemm,
                   "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
                   "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
+      ->capture_default_str();
+  sub->add_option(
+         "--attention", o->attention,
+         "auto: cuDNN's fused attention where it timed faster than ours (large f16/bf16 attention "
+         "without a mask); generated: ours only; cudnn: cuDNN wherever it takes the node (cuda)")
       ->capture_default_str();
   sub->add_option("--intermediates", o->intermediates,
                   "rounded: a generated kernel rounds each f16/bf16 op's result, as the graph says; f32: "

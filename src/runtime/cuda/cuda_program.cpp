@@ -79,6 +79,16 @@ CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
   return arena_lease->ptr() + memory.offsets[static_cast<size_t>(slot)];
 }
 
+SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& st, const CudaStep& s) {
+  const uint64_t es = dtype_size(s.sdpa->dims().dtype);
+  void* at[4];
+  for (size_t i = 0; i < 4; ++i) {
+    at[i] = reinterpret_cast<void*>(static_cast<uintptr_t>(
+        st.device_ptr(g, s.buffers[i]) + static_cast<uint64_t>(s.sdpa_offsets[i]) * es));
+  }
+  return {at[0], at[1], at[2], at[3], st.workspace_address()};
+}
+
 void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep& s,
                       CUstream stream) {
   if (s.kind == CudaStep::Kind::kGemm) {
@@ -95,6 +105,10 @@ void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep
       s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
                   address(c, call.c_offset, es), st.workspace_address(), stream);
     }
+    return;
+  }
+  if (s.kind == CudaStep::Kind::kAttention) {
+    s.sdpa->run(attention_buffers(g, st, s), stream);
     return;
   }
   if (s.kind == CudaStep::Kind::kConv) {
@@ -129,8 +143,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(), options.skinny_gemm,
-                   options.round_16bit_intermediates);
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
+                   options.skinny_gemm, options.round_16bit_intermediates, options.attention);
   lap(seconds.steps);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);
@@ -162,6 +176,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     }
     if (s.kind == CudaStep::Kind::kGemm) workspace = std::max(workspace, kGemmWorkspaceBytes);
     if (s.kind == CudaStep::Kind::kConv) workspace = std::max(workspace, s.conv->workspace_bytes());
+    if (s.kind == CudaStep::Kind::kAttention)
+      workspace = std::max(workspace, s.sdpa->workspace_bytes());
   }
   // An output that is a weight (or a view of one) is copied from the device to caller buffers.
   for (ValueId v : graph_.outputs()) {
@@ -347,6 +363,7 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       }
       case CudaStep::Kind::kGemm:
       case CudaStep::Kind::kConv:
+      case CudaStep::Kind::kAttention:
         run_library_step(graph_, st, s, own);
         after_kernel = false;
         break;

@@ -64,6 +64,8 @@ struct CudaProgramOptions {
   // Which decode-shaped GEMMs run as generated skinny GEMM kernels with their epilogue fused
   // (skinny_gemm_step.h); the rest run through cuBLASLt.
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
+  // Whose attention runs (SessionOptions::attention).
+  AttentionPath attention = AttentionPath::kAuto;
   // A kernel may start while the kernel it depends on finishes (programmatic dependent launch,
   // sm_90 and later), hiding most of the gap between dependent kernels; our kernels wait for
   // their inputs inside (gf_grid_dependency_sync). Graph mode: programmatic edges; eager mode:
@@ -80,6 +82,7 @@ struct CudaProgramStats {
   int nodes = 0;
   int generated_kernels = 0;  // fused kernels from the fusion plan (epilogues included)
   int skinny_gemm_steps = 0;  // of those, GEMMs run as skinny GEMM kernels
+  int cudnn_attention_steps = 0;  // library calls of cuDNN's fused attention
   int anchor_kernels = 0;     // hand-written kernels (attention, pooling, ...)
   int library_calls = 0;      // cuBLASLt GEMM and cuDNN convolution steps
   int aliased_views = 0;      // view nodes whose output shares its input's storage

@@ -23,6 +23,7 @@
 #include "fusion/op_costs.h"
 #include "fusion/plan.h"
 #include "runtime/cuda/attention_views.h"
+#include "runtime/cuda/cuda_attention_step.h"
 #include "runtime/cuda/cuda_steps.h"
 #include "runtime/cuda/skinny_gemm_step.h"
 
@@ -32,6 +33,7 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
   StepBuffers b;
   switch (kind) {
     case Kind::kKernel:
+    case Kind::kAttention:
       for (size_t i = 0; i < buffers.size(); ++i) {
         if (buffers[i] == kStepPrivateBuffer) continue;  // not a value: no lifetime, no edges
         (is_output[i] ? b.writes : b.reads).push_back(buffers[i]);
@@ -57,8 +59,9 @@ bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates)
-      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm) {
+              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates,
+              AttentionPath attention)
+      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm), attention_(attention) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
     emit_options_.round_16bit_intermediates = round_16bit_intermediates;
@@ -209,6 +212,10 @@ class StepBuilder {
       s.buffers = codegen::anchor_kernel_buffers(n);
       for (ValueId v : s.buffers)
         s.is_output.push_back(std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end());
+      if (n.op == Op::kAttention) {
+        add_attention_step(id, codegen::read_attention_node(n, g_), std::move(s));
+        return true;
+      }
       state_.steps.push_back(std::move(s));
       ++stats_.anchor_kernels;
       return true;
@@ -303,6 +310,7 @@ class StepBuilder {
         step.step.is_output.assign(buffers.size(), false);
         step.step.is_output.back() = true;
         if (out) step.done = epilogue;
+        step.node = a;
         for (const fusion::Group* view : views) in_place_views_.insert(view->id);
         in_place_attention_.emplace(group.id, std::move(step));
       } catch (const Error& e) {
@@ -327,10 +335,24 @@ class StepBuilder {
     const auto it = in_place_attention_.find(group.id);
     if (it == in_place_attention_.end()) return false;
     done.insert(done.end(), it->second.done.begin(), it->second.done.end());
-    state_.steps.push_back(std::move(it->second.step));
+    add_attention_step(group.anchor, it->second.node, std::move(it->second.step));
     in_place_attention_.erase(it);
-    ++stats_.anchor_kernels;
     return true;
+  }
+
+  // The attention step: our kernel `generated`, or cuDNN's on the same operands where
+  // SessionOptions::attention picks it.
+  void add_attention_step(NodeId id, const codegen::AttentionNode& a, CudaStep generated) {
+    std::optional<CudaStep> cudnn =
+        cudnn_attention_step(g_, id, a, generated, attention_, state_.libraries);
+    if (cudnn) {
+      state_.steps.push_back(std::move(*cudnn));
+      ++stats_.library_calls;
+      ++stats_.cudnn_attention_steps;
+      return;
+    }
+    state_.steps.push_back(std::move(generated));
+    ++stats_.anchor_kernels;
   }
 
   bool try_skinny_gemm(const fusion::Group& group, std::vector<NodeId>& done) {
@@ -460,10 +482,12 @@ class StepBuilder {
   CudaProgramState& state_;
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
+  AttentionPath attention_;
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
   std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
   struct InPlaceAttention {
     CudaStep step;
+    codegen::AttentionNode node;  // the strides and offsets `step` reads and writes
     std::vector<NodeId> done;  // the epilogue it writes through, when it does
   };
   std::map<int, InPlaceAttention> in_place_attention_;  // by attention group id
@@ -476,8 +500,10 @@ class StepBuilder {
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates) {
-  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates).build();
+                      bool round_16bit_intermediates, AttentionPath attention) {
+  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates,
+              attention)
+      .build();
 }
 
 }  // namespace gf::cuda

@@ -63,7 +63,8 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
       if (v != kNoValue) add_read(c, v);
     for (ValueId v : b.writes)
       if (v != kNoValue) add_write(c, v);
-    if (s.kind == CudaStep::Kind::kGemm || s.kind == CudaStep::Kind::kConv)
+    if (s.kind == CudaStep::Kind::kGemm || s.kind == CudaStep::Kind::kConv ||
+        s.kind == CudaStep::Kind::kAttention)
       c.writes.push_back(kWorkspaceBuffer);
     uses.push_back(std::move(c));
   }
@@ -152,6 +153,27 @@ CUgraphNode add_kernel_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
   return node;
 }
 
+// cuDNN's attention through its native CUDA graph API: cuDNN fills a graph of its own, which
+// joins ours as one child graph node (the driver clones it), so its nodes sit one level down.
+CUgraphNode add_cudnn_attention_node(CUgraph graph, const std::vector<CUgraphNode>& wait,
+                                     const Graph& g, const CudaProgramState& st,
+                                     const CudaStep& s) {
+  const CudaDriverApi& cu = cuda_driver();
+  CUgraph child = nullptr;
+  check_cu(cu.cuGraphCreate(&child, 0), "cuGraphCreate (" + s.label + ")");
+  CUgraphNode node = nullptr;
+  try {
+    s.sdpa->populate(attention_buffers(g, st, s), child);
+    check_cu(cu.cuGraphAddChildGraphNode(&node, graph, wait.data(), wait.size(), child),
+             "cuGraphAddChildGraphNode (" + s.label + ")");
+  } catch (...) {
+    cu.cuGraphDestroy(child);
+    throw;
+  }
+  check_cu(cu.cuGraphDestroy(child), "cuGraphDestroy (" + s.label + ")");
+  return node;
+}
+
 ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
                         const Graph& g, const CudaProgramState& st,
                         std::span<const uint64_t> addresses, bool programmatic) {
@@ -204,6 +226,10 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
       CUDA_KERNEL_NODE_PARAMS kp =
           kernel_node_params(s.fn, l.grid, l.block, l.dynamic_shared_bytes, params);
       exits[c] = {add_kernel_node(graph, wait, kp, s.kernel.waits_for_prior_grids, edges, s.label)};
+      continue;
+    }
+    if (s.kind == CudaStep::Kind::kAttention && s.sdpa->native_graph()) {
+      exits[c] = {add_cudnn_attention_node(graph, wait, g, st, s)};
       continue;
     }
     // A library step: captured into this graph after `wait`; its last nodes are the capture's

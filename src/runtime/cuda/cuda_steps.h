@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/cuda_program.h"
 #include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/cudnn_sdpa.h"
 #include "runtime/cuda/device_buffer.h"
 #include "runtime/cuda/device_weights.h"
 #include "runtime/cuda/gemm_plan.h"
@@ -35,7 +37,7 @@ inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
 inline constexpr ValueId kStepPrivateBuffer = -2;
 
 struct CudaStep {
-  enum class Kind { kKernel, kGemm, kConv, kHost };
+  enum class Kind { kKernel, kGemm, kConv, kAttention, kHost };
   Kind kind = Kind::kHost;
   std::string label;  // what the step runs, for errors
 
@@ -59,6 +61,12 @@ struct CudaStep {
   // kConv and kHost: the node.
   NodeId node = kNoNode;
   std::unique_ptr<CudnnConv> conv;
+
+  // kAttention: cuDNN's fused attention reading Q, K, V and writing Y, `buffers` in that order
+  // (views of other values where the node's operands are read in place), each from its buffer's
+  // start plus `sdpa_offsets` elements.
+  std::unique_ptr<CudnnSdpa> sdpa;
+  std::array<int64_t, 4> sdpa_offsets{};
 
   StepBuffers reads_and_writes(const Graph& g) const;
 };
@@ -123,11 +131,16 @@ struct CudaProgramState {
 // `compute_capability` are the device's (grid sizes; which instructions the kernels may use).
 // `skinny_gemm`: which decode-shaped products run as skinny GEMM kernels (skinny_gemm_step.h)
 // instead of cuBLASLt. `round_16bit_intermediates`: SessionOptions' field of that name.
+// `attention`: SessionOptions' field of that name (cuda_attention_step.h).
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates = true);
+                      bool round_16bit_intermediates = true,
+                      AttentionPath attention = AttentionPath::kAuto);
 
-// Enqueues a library step (kGemm, kConv) on `stream`.
+// A kAttention step's operands at their addresses in the program's arena.
+SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& state, const CudaStep& step);
+
+// Enqueues a library step (kGemm, kConv, kAttention) on `stream`.
 void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step, CUstream stream);
 
 // Runs a host step: copies the node's inputs from the device, runs its reference kernel, copies
