@@ -6,11 +6,14 @@
 #ifdef GF_HAVE_CUDA
 
 #include <cstdio>
+#include <filesystem>
 
+#include "codegen/cuda/nvrtc_compiler.h"
 #include "cuda_anchor_cases.h"
 #include "cuda_device_runner.h"
 #include "graphfuse/session.h"
 #include "runtime/cpu/reference/interpreter.h"
+#include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/cudnn_sdpa.h"
 #include "unit/test_cpu_codegen_util.h"
@@ -230,6 +233,16 @@ TEST_F(CudnnSdpaTest, SessionsRunAttentionThroughEitherPath) {
     EXPECT_EQ(st.cuda_graph_programs, st.programs_compiled);
     std::printf("attention %s: %s\n", std::string(attention_path_name(path)).c_str(),
                 st.cudnn_attention_steps ? "cuDNN" : "ours");
+  }
+  // kAuto kept its choice beside the kernel cache for the next process.
+  const codegen::NvrtcOptions& cache = cuda::process_nvrtc().options();
+  if (cache.use_disk_cache) {
+    int choices = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(cache.cache_dir)) {
+      const std::string name = entry.path().filename().string();
+      choices += name.rfind("attention_", 0) == 0 && entry.path().extension() == ".choice";
+    }
+    EXPECT_GT(choices, 0) << cache.cache_dir;
   }
 }
 

@@ -1,11 +1,15 @@
 #include "runtime/cuda/cuda_attention_step.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "codegen/common/cache_files.h"
+#include "codegen/common/hash.h"
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_context.h"
@@ -135,9 +139,43 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   return t;
 }
 
-// kAuto's choices by call shape, for the process.
+// kAuto's choices by call shape, for the process, and on disk beside the kernel cache (one
+// small file per choice, named by a hash of everything the times depend on: the call, our
+// kernel's source, the device, NVRTC's and cuDNN's versions), so a second process times nothing.
 std::mutex choice_mutex;
 std::map<std::string, Timing> timed_choices;
+
+std::filesystem::path choice_path(const std::string& key) {
+  return process_nvrtc().options().cache_dir /
+         ("attention_" + codegen::hex64(codegen::fnv1a64(key)) + ".choice");
+}
+
+std::optional<Timing> stored_choice(const std::string& key) {
+  if (!process_nvrtc().options().use_disk_cache) return std::nullopt;
+  std::string text;
+  if (!codegen::read_whole_file(choice_path(key), text)) return std::nullopt;
+  // "<generated us> <cudnn us>\n<key>": the key guards against a hash collision.
+  Timing t;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%lf %lf\n%n", &t.generated_us, &t.cudnn_us, &used) != 2 ||
+      used <= 0 || text.compare(static_cast<size_t>(used), std::string::npos, key) != 0) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+void store_choice(const std::string& key, const Timing& t) {
+  if (!process_nvrtc().options().use_disk_cache) return;
+  char head[64];
+  std::snprintf(head, sizeof head, "%.3f %.3f\n", t.generated_us, t.cudnn_us);
+  std::error_code ec;
+  std::filesystem::create_directories(process_nvrtc().options().cache_dir, ec);
+  try {
+    codegen::write_file_atomically(choice_path(key), head + key, "CUDA kernel cache");
+  } catch (const Error&) {
+    // A cache that cannot be written costs a timing in the next process, nothing else.
+  }
+}
 
 }  // namespace
 
@@ -151,11 +189,21 @@ std::optional<CudaStep> cudnn_attention_step(const Graph& g, NodeId id,
   const std::optional<SdpaDims> dims = sdpa_dims(a);
   if (!dims || generated.buffers.size() < 4) return std::nullopt;
   if (path == AttentionPath::kAuto && !worth_timing(*dims)) return std::nullopt;
-  const std::string key = key_of(*dims, CudaContext::get().compute_capability());
+  const int cc = CudaContext::get().compute_capability();
+  const std::string key = key_of(*dims, cc) + " cudnn " + std::to_string(cudnn_runtime_version()) +
+                          " kernel " +
+                          codegen::hex64(process_nvrtc().cache_key(generated.kernel.source, cc));
   std::optional<Timing> known;
   if (path == AttentionPath::kAuto) {
     std::lock_guard lock(choice_mutex);
     if (const auto it = timed_choices.find(key); it != timed_choices.end()) known = it->second;
+  }
+  if (path == AttentionPath::kAuto && !known) {
+    known = stored_choice(key);
+    if (known) {
+      std::lock_guard lock(choice_mutex);
+      timed_choices.emplace(key, *known);
+    }
   }
   if (known && known->cudnn_us >= known->generated_us) return std::nullopt;
 
@@ -172,6 +220,7 @@ std::optional<CudaStep> cudnn_attention_step(const Graph& g, NodeId id,
   if (path == AttentionPath::kAuto) {
     if (!known) {
       known = time_both(g, generated, *s.sdpa);
+      store_choice(key, *known);
       std::lock_guard lock(choice_mutex);
       timed_choices.emplace(key, *known);
     }

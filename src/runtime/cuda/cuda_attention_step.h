@@ -1,8 +1,9 @@
 // Which attention runs an Attention node: our generated kernel, or cuDNN's fused attention
 // (cudnn_sdpa.h) on the same operands, read and written in place through the same strides.
 // SessionOptions::attention decides; under kAuto both are timed once per call shape on scratch
-// buffers when the program is compiled, and the faster is kept (remembered for the process, so
-// a model's repeated layers and later programs are timed once).
+// buffers when the program is compiled, and the faster is kept: remembered for the process (a
+// model's repeated layers are timed once) and beside the kernel cache on disk (a later process
+// times nothing).
 #pragma once
 
 #include <optional>

@@ -209,6 +209,10 @@ EngineInfo engine_info(const Descriptor& config) {
 
 }  // namespace
 
+size_t cudnn_runtime_version() {
+  return cudnnGetVersion();
+}
+
 struct CudnnSdpa::State {
   SdpaDims dims;
   std::string what;  // "node 'x' (Attention): B=.. Hq=.." for errors
@@ -436,6 +440,10 @@ namespace gf::cuda {
 struct CudnnSdpa::State {
   SdpaDims dims;
 };
+
+size_t cudnn_runtime_version() {
+  return 0;
+}
 
 CudnnSdpa::CudnnSdpa(const CudnnHandle& handle, const SdpaDims& dims, std::string what)
     : handle_(handle) {

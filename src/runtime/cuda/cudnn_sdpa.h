@@ -24,6 +24,9 @@ namespace gf::cuda {
 
 class CudnnHandle;
 
+// The version of the cuDNN library loaded (cudnnGetVersion), 0 in a build without cuDNN.
+size_t cudnn_runtime_version();
+
 // One attention call: Q [batch, q_heads, q_len, head_dim], K and V [batch, kv_heads, kv_len,
 // head_dim], O like Q, each laid out by its element strides over those four dims (the last
 // must be 1). kv_heads divides q_heads (grouped-query attention).
