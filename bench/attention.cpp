@@ -61,6 +61,17 @@ struct Result {
 
 using bench::time_us;
 
+// TFLOP/s (4 B H Sq Skv D, halved when causal) and the K and V bytes over the time.
+void set_rates(Result& r) {
+  const Shape4& s = r.shape;
+  const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
+                       static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
+  const double kv_bytes =
+      2.0 * static_cast<double>(s.batch * s.kv_heads * s.kv_len * s.head_dim) * 2.0;
+  r.tflops = flops / (r.us * 1e-6) * 1e-12;
+  r.kv_gbps = kv_bytes / (r.us * 1e-6) * 1e-9;
+}
+
 Graph attention_graph(const Shape4& s) {
   Graph g;
   const auto input = [&](const char* name, int64_t heads, int64_t len) {
@@ -134,10 +145,7 @@ class Bench {
                                          src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
     });
     GF_CU(cuda_driver().cuCtxSynchronize());
-    const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
-                         static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
-    r.tflops = flops / (r.us * 1e-6) * 1e-12;
-    r.kv_gbps = 2.0 * static_cast<double>(kv_elems) * 2.0 / (r.us * 1e-6) * 1e-9;
+    set_rates(r);
     return r;
   }
 
@@ -194,10 +202,7 @@ class Bench {
       GF_CU(cuda_driver().cuGraphDestroy(graph));
     }
     GF_CU(cuda_driver().cuCtxSynchronize());
-    const double flops = 4.0 * static_cast<double>(s.batch * s.heads * s.q_len) *
-                         static_cast<double>(s.kv_len * s.head_dim) * (s.causal ? 0.5 : 1.0);
-    r.tflops = flops / (r.us * 1e-6) * 1e-12;
-    r.kv_gbps = 2.0 * static_cast<double>(kv_elems) * 2.0 / (r.us * 1e-6) * 1e-9;
+    set_rates(r);
     return r;
   }
 

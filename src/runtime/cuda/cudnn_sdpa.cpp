@@ -259,6 +259,21 @@ struct CudnnSdpa::State {
     plan = std::move(first_plan), engine = first_engine, workspace = first_workspace;
   }
 
+  // cudnnBackendPopulateCudaGraph or cudnnBackendUpdateCudaGraph (the same signature).
+  using GraphCall = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_t,
+                                      cudnnBackendDescriptor_t, cudaGraph_t);
+  void native_graph_call(cudnnHandle_t handle, GraphCall call, const char* name,
+                         const SdpaBuffers& buffers, cudaGraph_t graph) const {
+    if (!engine.native_graph) {
+      throw Error(ErrorCode::kUnsupported, what + ": the chosen engine " +
+                                               std::to_string(engine.index) +
+                                               " does not support cuDNN's native CUDA graph API");
+    }
+    const Descriptor pack = variant_pack(buffers);
+    cudnn_backend::check(call(handle, plan.get(), pack.get(), graph),
+                         std::string(name) + " (" + what + ")");
+  }
+
   Descriptor variant_pack(const SdpaBuffers& b) const {
     if (!b.q || !b.k || !b.v || !b.o || (workspace > 0 && !b.workspace)) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -410,25 +425,14 @@ void CudnnSdpa::run(const SdpaBuffers& buffers, cudaStream_t stream) const {
 }
 
 void CudnnSdpa::populate(const SdpaBuffers& buffers, cudaGraph_t graph) const {
-  if (!native_graph()) {
-    throw Error(ErrorCode::kUnsupported, state_->what + ": the chosen " + engine() +
-                                             " does not support cuDNN's native CUDA graph API");
-  }
-  const Descriptor pack = state_->variant_pack(buffers);
-  cudnn_backend::check(cudnnBackendPopulateCudaGraph(static_cast<cudnnHandle_t>(handle_.get()),
-                                                     state_->plan.get(), pack.get(), graph),
-                       "cudnnBackendPopulateCudaGraph (" + state_->what + ")");
+  state_->native_graph_call(static_cast<cudnnHandle_t>(handle_.get()),
+                            &cudnnBackendPopulateCudaGraph, "cudnnBackendPopulateCudaGraph",
+                            buffers, graph);
 }
 
 void CudnnSdpa::update(const SdpaBuffers& buffers, cudaGraph_t graph) const {
-  if (!native_graph()) {
-    throw Error(ErrorCode::kUnsupported, state_->what + ": the chosen " + engine() +
-                                             " does not support cuDNN's native CUDA graph API");
-  }
-  const Descriptor pack = state_->variant_pack(buffers);
-  cudnn_backend::check(cudnnBackendUpdateCudaGraph(static_cast<cudnnHandle_t>(handle_.get()),
-                                                   state_->plan.get(), pack.get(), graph),
-                       "cudnnBackendUpdateCudaGraph (" + state_->what + ")");
+  state_->native_graph_call(static_cast<cudnnHandle_t>(handle_.get()), &cudnnBackendUpdateCudaGraph,
+                            "cudnnBackendUpdateCudaGraph", buffers, graph);
 }
 
 }  // namespace gf::cuda
