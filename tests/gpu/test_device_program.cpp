@@ -15,6 +15,7 @@
 #include "graphfuse/session.h"
 #include "gpu_test_util.h"
 #include "runtime/cuda/cuda_program_graph.h"
+#include "runtime/cuda/cudnn_conv.h"
 
 namespace gf {
 namespace {
@@ -439,6 +440,43 @@ TEST_F(DeviceProgramTest, IfRunsTheProgramOnlyWhenTheFlagIsSet) {
       EXPECT_EQ(got[1].data<float>()[0], 0.0f);
     }
   }
+}
+
+// cuDNN's attention (SessionOptions::attention = kCudnn) fills a child graph of its own; inside
+// an IF node's body it runs there like the program's kernels.
+TEST_F(DeviceProgramTest, IfRunsCudnnAttentionInItsBody) {
+  if (!cuda::cudnn_available()) GTEST_SKIP() << "built without cuDNN";
+  Graph g;
+  const TensorType type{DType::kF16, Shape::from_static({2, 4, 96, 64})};
+  const ValueId q = g.add_input("q", type), k = g.add_input("k", type), v = g.add_input("v", type);
+  Attributes causal;
+  causal.set("is_causal", int64_t{1});
+  const NodeId n = g.add_node(Op::kAttention, "attention", {q, k, v}, {"y"}, std::move(causal));
+  g.add_output(g.node(n).outputs[0]);
+  infer_shapes(g);
+  SessionOptions o{Device::kCuda};
+  o.attention = AttentionPath::kCudnn;
+  Session session(g, o);
+  DeviceProgram program(session, {{2, 4, 96, 64}, {2, 4, 96, 64}, {2, 4, 96, 64}});
+  std::mt19937 rng(10);
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 3; ++i) inputs.push_back(testing::to_dtype(normal(rng, {2, 4, 96, 64}), DType::kF16));
+  const std::vector<Tensor> want = session.run(inputs);
+  ASSERT_EQ(session.stats().cudnn_attention_steps, 1);
+  DeviceMemory flag(1, 0);
+  const bool run = true;
+  CK(cudaMemcpy(flag.get(), &run, 1, cudaMemcpyHostToDevice));
+  const Buffers buffers = make_buffers(inputs, program, 0);
+  cudaGraph_t graph;
+  CK(cudaGraphCreate(&graph, 0));
+  program.populate_if(graph, nullptr, 0, buffers.bindings(), static_cast<const bool*>(flag.get()));
+  cudaGraphExec_t exec;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  CK(cudaGraphLaunch(exec, nullptr));
+  CK(cudaDeviceSynchronize());
+  expect_device_equals(buffers.out[0]->get(), want[0]);
+  CK(cudaGraphExecDestroy(exec));
+  CK(cudaGraphDestroy(graph));
 }
 
 // A populate that fails part-way removes what it added (GraphRollback), and only that: the
