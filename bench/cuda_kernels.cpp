@@ -146,6 +146,7 @@ struct GemmResult {
   int64_t m = 0, k = 0, n = 0;
   double us = 0, tflops = 0;
   int generated_kernels = 0, library_calls = 0;
+  int direct_bindings = 0;  // of x and y, those the program reads and writes in place
 };
 
 // y = Gelu(x [m, k] * W [k, n] + b [n]) in fp16, W and b constants of small random values.
@@ -183,6 +184,7 @@ GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bo
   const SessionStats st = program.stats();
   r.generated_kernels = st.fused_kernels;
   r.library_calls = st.library_calls;
+  r.direct_bindings = st.direct_bindings;
   return r;
 }
 
@@ -332,8 +334,11 @@ int bench_main(int argc, char** argv) {
               "program");
   for (const GemmResult& r : gemms) {
     const std::string shape = std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
-    std::printf("%-20s %-16s %10.1f %8.1f  %d library calls, %d generated kernels\n", r.name.c_str(),
-                shape.c_str(), r.us, r.tflops, r.library_calls, r.generated_kernels);
+    std::printf(
+        "%-20s %-16s %10.1f %8.1f  %d library calls, %d generated kernels, %d of 2 buffers in "
+        "place\n",
+        r.name.c_str(), shape.c_str(), r.us, r.tflops, r.library_calls, r.generated_kernels,
+        r.direct_bindings);
     j["gemm_results"].push_back({{"name", r.name},
                                  {"m", r.m},
                                  {"k", r.k},
@@ -341,7 +346,8 @@ int bench_main(int argc, char** argv) {
                                  {"us", r.us},
                                  {"tflops", r.tflops},
                                  {"library_calls", r.library_calls},
-                                 {"generated_kernels", r.generated_kernels}});
+                                 {"generated_kernels", r.generated_kernels},
+                                 {"direct_bindings", r.direct_bindings}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

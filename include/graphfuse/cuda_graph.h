@@ -12,11 +12,14 @@
 //   program.update(exec, seg, {{d_ids2}, {d_logits2}});       // one node update, no re-capture
 //
 // populate() adds the program's nodes to the caller's graph directly (kernel nodes, library
-// calls captured in place): no child graph between the caller and our kernels. The program's
-// buffers stay inside it; the segment's entry node copies the caller's inputs in and its exit
-// node copies the outputs out, so re-binding is one kernel-node update whatever the program's
-// size. populate_child() puts the same nodes in one child-graph node instead, for callers that
-// want the program as one node; its update rewrites the whole child graph and is slower.
+// calls captured in place): no child graph between the caller and our kernels. The segment's
+// entry node takes the caller's addresses, so re-binding is one kernel-node update whatever the
+// program's size, plus a re-capture of each cuBLASLt call that uses a caller's buffer itself.
+// 256-byte aligned buffers (cudaMalloc's) are read and written in place by the kernels and
+// GEMMs; others, and those of values cuDNN reads, are copied in by the entry node and out by
+// the exit node. populate_child() puts the same nodes in one child-graph node instead, for
+// callers that want the program as one node (it copies every buffer); its update rewrites the
+// whole child graph and is slower.
 //
 // populate_loop() makes the program the body of a loop that runs inside one launch of the
 // caller's graph (a CUDA conditional WHILE node): an iterative solver or a decode loop whose
@@ -50,7 +53,8 @@ struct CUgraphExec_st;
 namespace gf {
 
 // Device addresses in the order of the graph's inputs and outputs. Each holds its value dense
-// and row-major; no alignment is required. An output may be the same buffer as an input.
+// and row-major; no alignment is required (a 256-byte aligned buffer is used in place, another
+// is copied). An output may be the same buffer as an input (it is then copied out at the end).
 struct DeviceBindings {
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
@@ -65,6 +69,9 @@ struct GraphSegment {
   // node (null when populated flat).
   CUgraphNode_st* binding_node = nullptr;
   CUgraphNode_st* child = nullptr;
+  // Internal: for a flat segment, the other nodes update() may change (the exit node, and the
+  // library calls that read or write a caller's buffer in place).
+  std::shared_ptr<const void> rebinding;
 };
 
 // The program as a loop body: it runs, then runs again while its output `condition_output` (a

@@ -162,6 +162,9 @@ struct SessionStats {
   uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
   int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // CUDA: of its graph's edges, those that let a kernel start early
+  // CUDA: of its inputs and outputs, those a DeviceProgram run (or a flat populate) on device
+  // buffers reads or writes in place, without a copy, when the buffer allows (cuda_graph.h).
+  int direct_bindings = 0;
   int data_dependent_shape_runs = 0;  // runs whose shapes depend on input data: interpreted
   CompileSeconds compile_seconds;     // of the most recently compiled program
 };

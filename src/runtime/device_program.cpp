@@ -94,14 +94,20 @@ void DeviceProgram::run(const DeviceBindings& bindings, CUstream_st* stream) con
 namespace {
 
 GraphSegment public_segment(const cuda::ProgramSegment& s) {
-  return GraphSegment{s.entry, s.exit, s.node_count, s.binding_node, s.child};
+  return GraphSegment{s.entry, s.exit, s.node_count, s.binding_node, s.child, s.rebinding};
 }
 
 cuda::ProgramSegment internal_segment(const GraphSegment& s) {
   if (s.entry == nullptr || s.binding_node == nullptr) {
     throw Error(ErrorCode::kInvalidArgument, "update: the segment was not made by populate()");
   }
-  return cuda::ProgramSegment{s.entry, s.exit, s.node_count, s.binding_node, s.child};
+  return cuda::ProgramSegment{s.entry,
+                              s.exit,
+                              s.node_count,
+                              s.binding_node,
+                              s.child,
+                              0,
+                              std::static_pointer_cast<const cuda::SegmentRebinding>(s.rebinding)};
 }
 
 }  // namespace

@@ -162,6 +162,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.arena_lower_bound = s.arena_lower_bound;
   stats.graph_nodes = s.graph_nodes;
   stats.programmatic_edges = s.programmatic_edges;
+  stats.direct_bindings = s.direct_bindings;
   stats.compile_seconds = s.compile_seconds;
   stats.compile_seconds.passes = passes_seconds;
   stats.compile_seconds.total = total_seconds;

@@ -79,6 +79,11 @@ CUdeviceptr CudaProgramState::device_ptr(const Graph& g, ValueId v) const {
   return arena_lease->ptr() + memory.offsets[static_cast<size_t>(slot)];
 }
 
+CUdeviceptr CudaProgramState::bound_ptr(const Graph& g, ValueId v,
+                                        const BoundAddresses* bound) const {
+  return bound == nullptr ? device_ptr(g, v) : bindings->address_of(g, *this, v, bound);
+}
+
 SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& st, const CudaStep& s) {
   const uint64_t es = dtype_size(s.sdpa->dims().dtype);
   void* at[4];
@@ -90,13 +95,14 @@ SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& st, const 
 }
 
 void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep& s,
-                      CUstream stream) {
+                      CUstream stream, const BoundAddresses* bound) {
   if (s.kind == CudaStep::Kind::kGemm) {
+    // The only library step that may touch a buffer bound directly (program_bindings.h).
     const GemmPlan& p = *s.gemm_plan;
     const uint64_t es = dtype_size(p.spec.dtype);
-    const CUdeviceptr a = st.device_ptr(g, p.a), b = st.device_ptr(g, p.b);
-    const CUdeviceptr c = st.device_ptr(g, p.c);
-    const CUdeviceptr bias = p.bias == kNoValue ? 0 : st.device_ptr(g, p.bias);
+    const CUdeviceptr a = st.bound_ptr(g, p.a, bound), b = st.bound_ptr(g, p.b, bound);
+    const CUdeviceptr c = st.bound_ptr(g, p.c, bound);
+    const CUdeviceptr bias = p.bias == kNoValue ? 0 : st.bound_ptr(g, p.bias, bound);
     auto address = [](CUdeviceptr base, int64_t offset, uint64_t size) {
       return reinterpret_cast<void*>(
           static_cast<uintptr_t>(base + static_cast<uint64_t>(offset) * size));
@@ -220,6 +226,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.stream = std::make_unique<CudaStream>();
   st.bindings = std::make_unique<ProgramBindings>(graph_, st, binding_cubin, ctx.sm_count());
   graph_addresses_ = st.bindings->defaults();
+  stats_.direct_bindings = st.bindings->direct_capable();
   check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
   if (stats_.host_steps == 0) st.segment_dependencies = segment_dependencies(graph_, st);
@@ -312,7 +319,7 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
   if (cuda_graph_) {
     if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
                     graph_addresses_.end())) {
-      cuda_graph_->rebind(st, addresses);
+      cuda_graph_->rebind(graph_, st, addresses);
       graph_addresses_.assign(addresses.begin(), addresses.end());
     }
     const bool record = st.arena->follow_last_run(stream, graph_.name);
@@ -330,9 +337,10 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     check_cu(cu.cuStreamWaitEvent(own, st.ready, 0), "cuStreamWaitEvent");
   }
   st.arena->follow_last_run(own, graph_.name);
+  // The binding kernels run when they have a copy to make or a table entry to point (a program
+  // with host steps binds nothing directly).
   const ProgramBindings& b = *st.bindings;
-  const bool bound = !std::equal(addresses.begin(), addresses.end(), b.defaults().begin(),
-                                 b.defaults().end());
+  const BoundAddresses bound = b.resolve(addresses, true);
   // As in graph mode (cuda_program_graph.h): a kernel that waits for its inputs inside may start
   // while our kernel before it finishes.
   bool after_kernel = false;
@@ -345,8 +353,8 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     }
     after_kernel = true;
   };
-  if (bound) {
-    BindInParams in = b.in_params(addresses);
+  if (bound.bind_in_needed) {
+    BindInParams in = b.in_params(bound);
     auto args = in.kernel_params();
     launch_step(b.bind_in(), b.grid(), b.block(), 0, false, args.data(), "binding the inputs");
   }
@@ -364,7 +372,7 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       case CudaStep::Kind::kGemm:
       case CudaStep::Kind::kConv:
       case CudaStep::Kind::kAttention:
-        run_library_step(graph_, st, s, own);
+        run_library_step(graph_, st, s, own, &bound);
         after_kernel = false;
         break;
       case CudaStep::Kind::kHost:
@@ -373,7 +381,7 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
         break;
     }
   }
-  if (bound) {
+  if (bound.bind_out_needed) {
     BindOutParams out = b.out_params();
     auto args = out.kernel_params();
     launch_step(b.bind_out(), b.grid(), b.block(), 0, true, args.data(), "binding the outputs");
@@ -458,7 +466,7 @@ void CudaProgram::update(CUgraphExec_st* exec, const ProgramSegment& segment,
                          std::span<const uint64_t> addresses) const {
   CudaContext::get();
   state_->bindings->check(graph_, addresses);
-  rebind_segment(exec, segment, *state_, addresses);
+  rebind_segment(exec, segment, graph_, *state_, addresses);
 }
 
 }  // namespace gf::cuda

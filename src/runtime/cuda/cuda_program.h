@@ -37,6 +37,9 @@ struct CUgraphExec_st;
 
 namespace gf::cuda {
 
+// A flat segment's nodes that re-binding may change besides gf_bind_in (cuda_program_graph.h).
+struct SegmentRebinding;
+
 // What populate() added to a graph: one entry node (waiting for the caller's dependencies) and
 // one exit node (for the caller's later nodes to wait for).
 struct ProgramSegment {
@@ -46,6 +49,8 @@ struct ProgramSegment {
   CUgraphNode_st* binding_node = nullptr;  // gf_bind_in's node (inside the child graph if any)
   CUgraphNode_st* child = nullptr;         // populate_child's node
   size_t programmatic_edges = 0;  // of the edges added, those that let a kernel start early
+  // Set for a flat segment, whose buffers may be bound directly (program_bindings.h).
+  std::shared_ptr<const SegmentRebinding> rebinding;
 };
 
 class SessionDeviceMemory;
@@ -99,6 +104,9 @@ struct CudaProgramStats {
   uint64_t private_bytes = 0;  // the steps' private buffers (outside the arena)
   int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // of its edges, those that let a kernel start early
+  // Inputs and outputs that a run on caller buffers may read or write in place (no copy;
+  // program_bindings.h).
+  int direct_bindings = 0;
   // Where its construction went (CompileSeconds's CUDA parts; passes and total stay 0).
   CompileSeconds compile_seconds;
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
@@ -137,8 +145,9 @@ class CudaProgram {
   ProgramSegment populate_child(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
                                 std::span<const uint64_t> addresses) const;
   // Binds new buffers in `exec`, instantiated from a graph that populate() added `segment` to:
-  // one kernel-node update, effective from the exec's next launch (for a child graph, the child
-  // graph's update).
+  // one kernel-node update, and for the cuBLASLt calls on buffers used in place a new capture
+  // whose parameters their nodes take (program_bindings.h); effective from the exec's next
+  // launch (for a child graph, the child graph's update).
   void update(CUgraphExec_st* exec, const ProgramSegment& segment,
               std::span<const uint64_t> addresses) const;
   // The program as the body of a loop inside the caller's graph (program_control.h): it runs,

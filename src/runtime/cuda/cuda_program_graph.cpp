@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_steps.h"
@@ -28,6 +29,73 @@ void check_rt(cudaError_t e, const std::string& call) {
     throw Error(ErrorCode::kDeviceError,
                 call + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
   }
+}
+
+std::vector<CUgraphNode> graph_nodes(CUgraph graph) {
+  const CudaDriverApi& cu = cuda_driver();
+  size_t count = 0;
+  check_cu(cu.cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes");
+  std::vector<CUgraphNode> nodes(count);
+  if (count > 0) check_cu(cu.cuGraphGetNodes(graph, nodes.data(), &count), "cuGraphGetNodes");
+  nodes.resize(count);
+  return nodes;
+}
+
+// The nodes of one captured library call in an order that two captures of the same call share:
+// by depth within the set, then node type, then kernel function.
+std::vector<CUgraphNode> ordered_nodes(std::vector<CUgraphNode> nodes) {
+  std::sort(nodes.begin(), nodes.end());
+  struct Key {
+    int depth = 0;
+    int type = 0;
+    uintptr_t function = 0;
+  };
+  std::vector<Key> keys(nodes.size());
+  auto index = [&](CUgraphNode n) {
+    const auto it = std::lower_bound(nodes.begin(), nodes.end(), n);
+    return it != nodes.end() && *it == n ? static_cast<int>(it - nodes.begin()) : -1;
+  };
+  std::vector<std::vector<int>> deps(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    size_t count = 0;
+    check_rt(cudaGraphNodeGetDependencies(nodes[i], nullptr, nullptr, &count),
+             "cudaGraphNodeGetDependencies");
+    std::vector<cudaGraphNode_t> d(count);
+    std::vector<cudaGraphEdgeData> edge_data(count);  // asked for: some edges carry data
+    if (count > 0)
+      check_rt(cudaGraphNodeGetDependencies(nodes[i], d.data(), edge_data.data(), &count),
+               "cudaGraphNodeGetDependencies");
+    for (cudaGraphNode_t n : d)
+      if (const int j = index(n); j >= 0) deps[i].push_back(j);
+    cudaGraphNodeType type;
+    check_rt(cudaGraphNodeGetType(nodes[i], &type), "cudaGraphNodeGetType");
+    keys[i].type = static_cast<int>(type);
+    if (type == cudaGraphNodeTypeKernel) {
+      CUDA_KERNEL_NODE_PARAMS p{};
+      check_cu(cuda_driver().cuGraphKernelNodeGetParams(nodes[i], &p),
+               "cuGraphKernelNodeGetParams");
+      keys[i].function = reinterpret_cast<uintptr_t>(p.func);
+    }
+  }
+  // Depths by relaxation: a captured call has a handful of nodes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (int d : deps[i])
+        if (keys[i].depth <= keys[static_cast<size_t>(d)].depth) {
+          keys[i].depth = keys[static_cast<size_t>(d)].depth + 1;
+          changed = true;
+        }
+  }
+  std::vector<size_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Key &x = keys[a], &y = keys[b];
+    return std::tie(x.depth, x.type, x.function) < std::tie(y.depth, y.type, y.function);
+  });
+  std::vector<CUgraphNode> out;
+  for (size_t i : order) out.push_back(nodes[i]);
+  return out;
 }
 
 }  // namespace
@@ -174,25 +242,35 @@ CUgraphNode add_cudnn_attention_node(CUgraph graph, const std::vector<CUgraphNod
   return node;
 }
 
+// `direct`: buffers may be bound directly (a flat segment; program_bindings.h).
 ProgramSegment populate(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
                         const Graph& g, const CudaProgramState& st,
-                        std::span<const uint64_t> addresses, bool programmatic) {
+                        std::span<const uint64_t> addresses, bool programmatic, bool direct) {
+  st.bindings->check(g, addresses);
+  const BoundAddresses bound = st.bindings->resolve(addresses, direct);
   const size_t before = node_count(graph);
   StepEdges edges;
   edges.programmatic = programmatic && cuda_driver().cuGraphAddNode != nullptr;
   ProgramSegment seg;
-  seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, addresses);
+  seg.entry = seg.binding_node = add_bind_in(graph, caller_deps, num_deps, g, st, bound);
   edges.kernels.insert(seg.entry);
-  seg.exit = add_bind_out(graph, add_steps(graph, {seg.entry}, g, st, &edges), g, st, &edges);
+  auto rebinding = std::make_shared<SegmentRebinding>();
+  const std::vector<CUgraphNode> last =
+      add_steps(graph, {seg.entry}, g, st, &edges, &bound, direct ? rebinding.get() : nullptr);
+  seg.exit = rebinding->bind_out = add_bind_out(graph, last, g, st, &edges);
   seg.node_count = node_count(graph) - before;
   seg.programmatic_edges = static_cast<size_t>(edges.programmatic_count);
+  if (direct) seg.rebinding = std::move(rebinding);
   return seg;
 }
 
 }  // namespace
 
 std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
-                                   const Graph& g, const CudaProgramState& st, StepEdges* edges) {
+                                   const Graph& g, const CudaProgramState& st, StepEdges* edges,
+                                   const BoundAddresses* bound, SegmentRebinding* rebinding) {
+  const std::vector<size_t>& rebound = st.bindings->rebound_steps();
+  if (rebinding != nullptr) rebinding->library_nodes.assign(rebound.size(), {});
   const std::vector<std::vector<int>>& deps = st.segment_dependencies;
   GF_ASSERT(deps.size() == st.steps.size() + 2,
             "a program's steps are populated before their edges are known");
@@ -233,14 +311,22 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
       continue;
     }
     // A library step: captured into this graph after `wait`; its last nodes are the capture's
-    // frontier when the calls are recorded.
+    // frontier when the calls are recorded. The nodes of one on a directly bound buffer are
+    // kept for re-binding: those the capture added.
+    const auto kept = std::lower_bound(rebound.begin(), rebound.end(), i);
+    const bool keep = rebinding != nullptr && kept != rebound.end() && *kept == i;
+    std::vector<CUgraphNode> before;
+    if (keep) {
+      before = graph_nodes(graph);
+      std::sort(before.begin(), before.end());
+    }
     if (!capture) capture.emplace();
     const cudaStream_t stream = capture->get();
     check_rt(cudaStreamBeginCaptureToGraph(stream, graph, wait.data(), nullptr, wait.size(),
                                            cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCaptureToGraph (" + s.label + ")");
     try {
-      run_library_step(g, st, s, stream);
+      run_library_step(g, st, s, stream, bound);
     } catch (...) {
       cudaGraph_t ignored = nullptr;
       cudaStreamEndCapture(stream, &ignored);
@@ -256,15 +342,21 @@ std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>
     exits[c].assign(frontier, frontier + frontier_count);
     cudaGraph_t same = nullptr;
     check_rt(cudaStreamEndCapture(stream, &same), "cudaStreamEndCapture (" + s.label + ")");
+    if (keep) {
+      std::vector<CUgraphNode> added;
+      for (CUgraphNode n : graph_nodes(graph))
+        if (!std::binary_search(before.begin(), before.end(), n)) added.push_back(n);
+      rebinding->library_nodes[static_cast<size_t>(kept - rebound.begin())] =
+          ordered_nodes(std::move(added));
+    }
   }
   return waits(deps.size() - 1);
 }
 
 CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps, const Graph& g,
-                        const CudaProgramState& st, std::span<const uint64_t> addresses) {
+                        const CudaProgramState& st, const BoundAddresses& bound) {
   const ProgramBindings& bindings = *st.bindings;
-  bindings.check(g, addresses);
-  BindInParams in = bindings.in_params(addresses);
+  BindInParams in = bindings.in_params(bound);
   auto args = in.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
       kernel_node_params(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
@@ -290,20 +382,6 @@ size_t node_count(CUgraph graph) {
   return count;
 }
 
-namespace {
-
-std::vector<CUgraphNode> graph_nodes(CUgraph graph) {
-  const CudaDriverApi& cu = cuda_driver();
-  size_t count = 0;
-  check_cu(cu.cuGraphGetNodes(graph, nullptr, &count), "cuGraphGetNodes");
-  std::vector<CUgraphNode> nodes(count);
-  if (count > 0) check_cu(cu.cuGraphGetNodes(graph, nodes.data(), &count), "cuGraphGetNodes");
-  nodes.resize(count);
-  return nodes;
-}
-
-}  // namespace
-
 GraphRollback::GraphRollback(CUgraph graph) : graph_(graph), before_(graph_nodes(graph)) {
   std::sort(before_.begin(), before_.end());
 }
@@ -322,7 +400,7 @@ GraphRollback::~GraphRollback() {
 ProgramSegment populate_program(CUgraph graph, const CUgraphNode* caller_deps, size_t num_deps,
                                 const Graph& g, const CudaProgramState& st,
                                 std::span<const uint64_t> addresses) {
-  return populate(graph, caller_deps, num_deps, g, st, addresses, st.programmatic_edges);
+  return populate(graph, caller_deps, num_deps, g, st, addresses, st.programmatic_edges, true);
 }
 
 ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_deps,
@@ -334,7 +412,7 @@ ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_d
   check_cu(cu.cuGraphCreate(&child, 0), "cuGraphCreate");
   ProgramSegment seg;
   try {
-    populate(child, nullptr, 0, g, st, addresses, false);
+    populate(child, nullptr, 0, g, st, addresses, false, false);
     // The node holds a copy of `child`.
     check_cu(cu.cuGraphAddChildGraphNode(&seg.child, graph, caller_deps, num_deps, child),
              "cuGraphAddChildGraphNode ('" + g.name + "')");
@@ -364,17 +442,123 @@ ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* caller_d
   return seg;
 }
 
-void rebind_segment(CUgraphExec exec, const ProgramSegment& segment,
-                    const CudaProgramState& state, std::span<const uint64_t> addresses) {
+namespace {
+
+// Points `node` of `exec` at the parameters of `fresh`, a node of the same kind from a new
+// capture of the same call.
+void take_parameters(CUgraphExec exec, CUgraphNode node, CUgraphNode fresh,
+                     const std::string& what) {
+  cudaGraphNodeType type;
+  check_rt(cudaGraphNodeGetType(fresh, &type), "cudaGraphNodeGetType (" + what + ")");
+  switch (type) {
+    case cudaGraphNodeTypeKernel: {
+      // Through the driver, as our own kernel nodes: the library's kernels may have been
+      // launched either way.
+      const CudaDriverApi& cu = cuda_driver();
+      CUDA_KERNEL_NODE_PARAMS p{};
+      check_cu(cu.cuGraphKernelNodeGetParams(fresh, &p),
+               "cuGraphKernelNodeGetParams (" + what + ")");
+      check_cu(cu.cuGraphExecKernelNodeSetParams(exec, node, &p),
+               "cuGraphExecKernelNodeSetParams (" + what + ")");
+      return;
+    }
+    case cudaGraphNodeTypeMemset: {
+      cudaMemsetParams p{};
+      check_rt(cudaGraphMemsetNodeGetParams(fresh, &p),
+               "cudaGraphMemsetNodeGetParams (" + what + ")");
+      check_rt(cudaGraphExecMemsetNodeSetParams(exec, node, &p),
+               "cudaGraphExecMemsetNodeSetParams (" + what + ")");
+      return;
+    }
+    case cudaGraphNodeTypeMemcpy: {
+      cudaMemcpy3DParms p{};
+      check_rt(cudaGraphMemcpyNodeGetParams(fresh, &p),
+               "cudaGraphMemcpyNodeGetParams (" + what + ")");
+      check_rt(cudaGraphExecMemcpyNodeSetParams(exec, node, &p),
+               "cudaGraphExecMemcpyNodeSetParams (" + what + ")");
+      return;
+    }
+    case cudaGraphNodeTypeEmpty:
+      return;
+    default:
+      throw Error(ErrorCode::kUnsupported, "re-binding " + what +
+                                               ": its capture holds a graph node of type " +
+                                               std::to_string(static_cast<int>(type)) +
+                                               ", which cannot be updated in place");
+  }
+}
+
+// Captures the library steps on directly bound buffers again, with `bound`, and gives their
+// nodes in `exec` the new parameters.
+void recapture_library_steps(CUgraphExec exec, const SegmentRebinding& rebinding, const Graph& g,
+                             const CudaProgramState& st, const BoundAddresses& bound) {
+  const std::vector<size_t>& rebound = st.bindings->rebound_steps();
+  CudaStream capture;
+  const cudaStream_t stream = capture.get();
+  for (size_t k = 0; k < rebound.size(); ++k) {
+    const CudaStep& s = st.steps[rebound[k]];
+    const std::string what = "re-binding " + s.label;
+    check_rt(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture (" + what + ")");
+    cudaGraph_t fresh = nullptr;
+    try {
+      run_library_step(g, st, s, stream, &bound);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &fresh);
+      if (fresh != nullptr) cudaGraphDestroy(fresh);
+      cudaGetLastError();
+      throw;
+    }
+    check_rt(cudaStreamEndCapture(stream, &fresh), "cudaStreamEndCapture (" + what + ")");
+    try {
+      const std::vector<CUgraphNode> nodes = ordered_nodes(graph_nodes(fresh));
+      const std::vector<CUgraphNode>& old = rebinding.library_nodes[k];
+      if (nodes.size() != old.size()) {
+        throw Error(ErrorCode::kDeviceError,
+                    what + ": the call captured " + std::to_string(nodes.size()) +
+                        " graph nodes, where the graph holds " + std::to_string(old.size()));
+      }
+      for (size_t j = 0; j < nodes.size(); ++j) take_parameters(exec, old[j], nodes[j], s.label);
+    } catch (...) {
+      cudaGraphDestroy(fresh);
+      throw;
+    }
+    cudaGraphDestroy(fresh);
+  }
+}
+
+void set_enabled(CUgraphExec exec, CUgraphNode node, bool enabled) {
+  check_rt(cudaGraphNodeSetEnabled(exec, node, enabled ? 1u : 0u),
+           "cudaGraphNodeSetEnabled (a binding kernel)");
+}
+
+}  // namespace
+
+void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
+                    const CudaProgramState& state, std::span<const uint64_t> addresses,
+                    std::vector<uint64_t>* captured) {
   const CudaDriverApi& cu = cuda_driver();
   const ProgramBindings& bindings = *state.bindings;
-  BindInParams in = bindings.in_params(addresses);
+  const bool flat = segment.child == nullptr && segment.rebinding != nullptr;
+  const BoundAddresses bound = bindings.resolve(addresses, flat);
+  if (flat && !bindings.rebound_steps().empty()) {
+    std::vector<uint64_t> library = bindings.library_addresses(bound);
+    if (captured == nullptr || *captured != library) {
+      recapture_library_steps(exec, *segment.rebinding, g, state, bound);
+      if (captured != nullptr) *captured = std::move(library);
+    }
+  }
+  BindInParams in = bindings.in_params(bound);
   auto args = in.kernel_params();
   CUDA_KERNEL_NODE_PARAMS p =
       kernel_node_params(bindings.bind_in(), bindings.grid(), bindings.block(), 0, args.data());
   if (segment.child == nullptr) {
     check_cu(cu.cuGraphExecKernelNodeSetParams(exec, segment.binding_node, &p),
              "cuGraphExecKernelNodeSetParams (binding new buffers)");
+    if (flat) {
+      set_enabled(exec, segment.binding_node, bound.bind_in_needed);
+      set_enabled(exec, segment.rebinding->bind_out, bound.bind_out_needed);
+    }
     return;
   }
   // An exec's child graph changes as a whole: the node in the child graph first, then the copy.
@@ -402,6 +586,10 @@ std::unique_ptr<ProgramGraph> ProgramGraph::build(const Graph& g, const CudaProg
   pg->segment_ = populate_program(pg->graph_, nullptr, 0, g, st, st.bindings->defaults());
   check_cu(cu.cuGraphInstantiateWithFlags(&pg->exec_, pg->graph_, 0),
            "cuGraphInstantiateWithFlags");
+  // The binding kernels on: off where the defaults leave them nothing to do.
+  pg->library_addresses_ =
+      st.bindings->library_addresses(st.bindings->resolve(st.bindings->defaults(), true));
+  pg->rebind(g, st, st.bindings->defaults());
   return pg;
 }
 
@@ -409,9 +597,9 @@ void ProgramGraph::launch(CUstream stream) const {
   check_cu(cuda_driver().cuGraphLaunch(exec_, stream), "cuGraphLaunch");
 }
 
-void ProgramGraph::rebind(const CudaProgramState& state,
+void ProgramGraph::rebind(const Graph& g, const CudaProgramState& state,
                           std::span<const uint64_t> addresses) const {
-  rebind_segment(exec_, segment_, state, addresses);
+  rebind_segment(exec_, segment_, g, state, addresses, &library_addresses_);
 }
 
 }  // namespace gf::cuda

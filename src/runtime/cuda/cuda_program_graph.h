@@ -25,6 +25,7 @@
 
 #include "graphfuse/graph.h"
 #include "runtime/cuda/cuda_program.h"
+#include "runtime/cuda/program_bindings.h"
 
 namespace gf::cuda {
 
@@ -36,6 +37,15 @@ struct CudaProgramState;
 ProgramSegment populate_program(CUgraph graph, const CUgraphNode* deps, size_t num_deps,
                                 const Graph& g, const CudaProgramState& state,
                                 std::span<const uint64_t> addresses);
+
+// The nodes of a flat segment that a re-binding changes besides gf_bind_in: gf_bind_out (enabled
+// only when it has a copy to make), and per ProgramBindings::rebound_steps() the nodes its
+// library call was captured into, in ordered_nodes' order (a new address is a new capture, whose
+// nodes' parameters go to these).
+struct SegmentRebinding {
+  CUgraphNode bind_out = nullptr;
+  std::vector<std::vector<CUgraphNode>> library_nodes;
+};
 
 // How add_steps and add_bind_out make their edges.
 struct StepEdges {
@@ -54,11 +64,15 @@ std::vector<std::vector<int>> segment_dependencies(const Graph& g, const CudaPro
 // The parts of a segment, for the control-flow forms (program_control.h): the steps after
 // `start` (a step that waits for nothing else waits for these) and the nodes a node after them
 // must wait for; gf_bind_in after `deps`, bound to `addresses`; gf_bind_out after `deps`.
+// `bound`: the run's bindings (null: everything in the arena); `rebinding`, when given, gets the
+// nodes of the library steps that touch a directly bound buffer.
 std::vector<CUgraphNode> add_steps(CUgraph graph, const std::vector<CUgraphNode>& start,
                                    const Graph& g, const CudaProgramState& state,
-                                   StepEdges* edges = nullptr);
+                                   StepEdges* edges = nullptr,
+                                   const BoundAddresses* bound = nullptr,
+                                   SegmentRebinding* rebinding = nullptr);
 CUgraphNode add_bind_in(CUgraph graph, const CUgraphNode* deps, size_t num_deps, const Graph& g,
-                        const CudaProgramState& state, std::span<const uint64_t> addresses);
+                        const CudaProgramState& state, const BoundAddresses& bound);
 CUgraphNode add_bind_out(CUgraph graph, const std::vector<CUgraphNode>& deps, const Graph& g,
                          const CudaProgramState& state, StepEdges* edges = nullptr);
 size_t node_count(CUgraph graph);
@@ -85,9 +99,13 @@ ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* deps, si
                                       std::span<const uint64_t> addresses);
 
 // Points the segment's gf_bind_in node of `exec` (a graph instantiated from one populate_program
-// added to) at new addresses; takes effect from the next launch.
-void rebind_segment(CUgraphExec exec, const ProgramSegment& segment,
-                    const CudaProgramState& state, std::span<const uint64_t> addresses);
+// added to) at new addresses, and for a flat segment re-captures the library calls on directly
+// bound buffers and enables the binding kernels that have work; takes effect from the next
+// launch. `captured`, when given, holds the library addresses the exec's nodes have now (the
+// calls are re-captured only when they change) and gets the new ones.
+void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
+                    const CudaProgramState& state, std::span<const uint64_t> addresses,
+                    std::vector<uint64_t>* captured = nullptr);
 
 class ProgramGraph {
  public:
@@ -99,7 +117,8 @@ class ProgramGraph {
   static std::unique_ptr<ProgramGraph> build(const Graph& g, const CudaProgramState& state);
   void launch(CUstream stream) const;
   // Not thread-safe: the program's run mutex serialises it with launches.
-  void rebind(const CudaProgramState& state, std::span<const uint64_t> addresses) const;
+  void rebind(const Graph& g, const CudaProgramState& state,
+              std::span<const uint64_t> addresses) const;
   size_t node_count() const { return segment_.node_count; }
   size_t programmatic_edges() const { return segment_.programmatic_edges; }
 
@@ -108,6 +127,7 @@ class ProgramGraph {
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   ProgramSegment segment_;
+  mutable std::vector<uint64_t> library_addresses_;  // what its library nodes were captured with
 };
 
 }  // namespace gf::cuda

@@ -121,6 +121,9 @@ struct CudaProgramState {
 
   // The device address of `v`'s storage: the arena slot, or the uploaded weight.
   CUdeviceptr device_ptr(const Graph& g, ValueId v) const;
+  // The same during a run bound by `bound` (program_bindings.h): the caller's buffer where `v`
+  // is bound directly. Null: device_ptr.
+  CUdeviceptr bound_ptr(const Graph& g, ValueId v, const BoundAddresses* bound) const;
   void* workspace_address() const {
     return reinterpret_cast<void*>(static_cast<uintptr_t>(workspace));
   }
@@ -140,8 +143,10 @@ void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats&
 // A kAttention step's operands at their addresses in the program's arena.
 SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& state, const CudaStep& step);
 
-// Enqueues a library step (kGemm, kConv, kAttention) on `stream`.
-void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step, CUstream stream);
+// Enqueues a library step (kGemm, kConv, kAttention) on `stream`, on the buffers of a run bound
+// by `bound` (null: the arena's).
+void run_library_step(const Graph& g, const CudaProgramState& state, const CudaStep& step,
+                      CUstream stream, const BoundAddresses* bound = nullptr);
 
 // Runs a host step: copies the node's inputs from the device, runs its reference kernel, copies
 // its outputs back. Synchronises the stream first and last.

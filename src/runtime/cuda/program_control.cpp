@@ -94,6 +94,14 @@ CUgraphConditionalHandle make_handle(CUgraph graph, unsigned int initial) {
   return handle;
 }
 
+// Loops and ifs copy every binding: their bodies are conditional graphs, whose nodes re-binding
+// does not reach.
+BoundAddresses copied(const Graph& g, const CudaProgramState& st,
+                      std::span<const uint64_t> addresses) {
+  st.bindings->check(g, addresses);
+  return st.bindings->resolve(addresses, false);
+}
+
 std::string describe(const Graph& g, ValueId v) {
   return "'" + g.value(v).name + "' (" + g.value(v).type.to_string() + ")";
 }
@@ -173,7 +181,8 @@ ProgramSegment populate_program_loop(CUgraph graph, const CUgraphNode* deps, siz
 
   const size_t before = node_count(graph);
   ProgramSegment seg;
-  seg.entry = seg.binding_node = add_bind_in(graph, deps, num_deps, g, st, addresses);
+  seg.entry = seg.binding_node =
+      add_bind_in(graph, deps, num_deps, g, st, copied(g, st, addresses));
   void* start_args[] = {&iterations};
   const CUgraphNode start =
       add_kernel(graph, {seg.entry}, k.loop_start, 1, 1, start_args, "starting a loop");
@@ -206,7 +215,8 @@ ProgramSegment populate_program_if(CUgraph graph, const CUgraphNode* deps, size_
   const ControlKernels& k = control_kernels();
   const size_t before = node_count(graph);
   ProgramSegment seg;
-  seg.entry = seg.binding_node = add_bind_in(graph, deps, num_deps, g, st, addresses);
+  seg.entry = seg.binding_node =
+      add_bind_in(graph, deps, num_deps, g, st, copied(g, st, addresses));
   CUgraphConditionalHandle handle = make_handle(graph, 0);
   CUdeviceptr flag = condition;
   void* set_args[] = {&handle, &flag};
