@@ -106,7 +106,9 @@ class DeviceProgram {
   void run(const DeviceBindings& bindings, CUstream_st* stream) const;
 
   // Adds the program to `graph` after `deps` (flat). Throws kUnsupported when the program has
-  // steps that run on the host (they cannot be graph nodes), kDeviceError naming the call.
+  // steps that run on the host (they cannot be graph nodes), kDeviceError naming the call. Its
+  // entry and exit kernels run until an update() of the instantiated graph, which disables
+  // those with nothing to do (every buffer used in place: no copy).
   GraphSegment populate(CUgraph_st* graph, CUgraphNode_st* const* deps, size_t num_deps,
                         const DeviceBindings& bindings) const;
   // The same nodes as one child-graph node.

@@ -153,6 +153,7 @@ struct SessionStats {
   // Of the most recently compiled program:
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
+  int tuned_gemms = 0;        // CUDA: of library_calls, GEMMs whose cuBLASLt algorithm was timed
   int skinny_gemm_steps = 0;  // CUDA: of fused_kernels, GEMMs run as skinny GEMM kernels
   int cudnn_attention_steps = 0;  // CUDA: of library_calls, attention through cuDNN
   int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps

@@ -153,6 +153,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   const cuda::CudaProgramStats& s = cuda->stats();
   stats.fused_kernels = s.generated_kernels + s.anchor_kernels;
   stats.library_calls = s.library_calls;
+  stats.tuned_gemms = s.tuned_gemms;
   stats.skinny_gemm_steps = s.skinny_gemm_steps;
   stats.cudnn_attention_steps = s.cudnn_attention_steps;
   stats.reference_steps = s.host_steps;

@@ -12,6 +12,7 @@
 #include "gpu_test_util.h"
 #include "graphfuse/builder.h"
 #include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/gemm_tuning.h"
 #include "test_util.h"
 
 namespace gf {
@@ -31,9 +32,10 @@ Tensor random_matrix(std::mt19937& rng, DType dtype, std::vector<int64_t> dims) 
   return testing::to_dtype(t, dtype);
 }
 
-// Runs C = epilogue(A B + bias) on the device and returns C on the host.
+// Runs C = epilogue(A B + bias) on the device and returns C on the host; with cuBLASLt's
+// candidate algorithm `candidate` (its heuristic's first when negative).
 Tensor device_gemm(const cuda::GemmSpec& spec, const Tensor& a, const Tensor& b, const Tensor& bias,
-                   const std::vector<int64_t>& c_dims) {
+                   const std::vector<int64_t>& c_dims, int candidate = -1) {
   Tensor c(spec.dtype, c_dims);
   void *da = nullptr, *db = nullptr, *dbias = nullptr, *dc = nullptr, *ws = nullptr;
   const size_t ws_bytes = size_t{32} << 20;
@@ -53,6 +55,7 @@ Tensor device_gemm(const cuda::GemmSpec& spec, const Tensor& a, const Tensor& b,
   {
     cuda::CublasLtHandle handle;
     cuda::CublasLtGemm gemm(handle, spec, ws_bytes);
+    if (candidate >= 0) gemm.choose(static_cast<size_t>(candidate));
     gemm.run(da, db, dbias, dc, ws, nullptr);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -117,6 +120,54 @@ TEST_F(CublasLtGemmTest, MatchesTheReferenceAcrossShapesEpiloguesAndDtypes) {
     if (c.epilogue == cuda::GemmEpilogue::kBiasGeluTanh)
       want = testing::run_op1(Op::kGelu, {want}, {{"approximate", std::string("tanh")}});
     expect_close(got, want, c.dtype == DType::kF32 ? 1e-5 : c.dtype == DType::kF16 ? 2e-3 : 1e-2);
+  }
+}
+
+// Every algorithm the heuristic offers (the ones gemm_tuning.h times) computes the product; the
+// timed choice is one of them, and the same shape later in the process gets the same one.
+TEST_F(CublasLtGemmTest, EveryCandidateAlgorithmMatchesAndTheTimedChoiceIsKept) {
+  std::mt19937 rng(12);
+  for (const Case& c :
+       {Case{1, 128, 3072, 768, false, cuda::GemmEpilogue::kBiasGeluTanh, DType::kF16},
+        Case{3, 200, 384, 640, true, cuda::GemmEpilogue::kNone, DType::kBF16}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
+    cuda::GemmSpec spec;
+    spec.dtype = c.dtype;
+    spec.batch = c.batch;
+    spec.m = c.m;
+    spec.n = c.n;
+    spec.k = c.k;
+    spec.trans_b = c.trans_b;
+    spec.epilogue = c.epilogue;
+    const Tensor a = random_matrix(rng, c.dtype, {c.batch, c.m, c.k});
+    const Tensor b = random_matrix(rng, c.dtype,
+                                   c.trans_b ? std::vector<int64_t>{c.batch, c.n, c.k}
+                                             : std::vector<int64_t>{c.batch, c.k, c.n});
+    const bool has_bias = c.epilogue != cuda::GemmEpilogue::kNone;
+    const Tensor bias = has_bias ? random_matrix(rng, c.dtype, {c.n}) : Tensor();
+    const Tensor a32 = testing::to_dtype(a, DType::kF32), b32 = testing::to_dtype(b, DType::kF32);
+    Tensor want = testing::run_op1(
+        Op::kMatMul, {a32, c.trans_b ? testing::run_op1(Op::kTranspose, {b32},
+                                                        {{"perm", std::vector<int64_t>{0, 2, 1}}})
+                                     : b32});
+    if (has_bias) {
+      want = testing::run_op1(Op::kAdd, {want, testing::to_dtype(bias, DType::kF32)});
+      want = testing::run_op1(Op::kGelu, {want}, {{"approximate", std::string("tanh")}});
+    }
+    cuda::CublasLtHandle handle;
+    cuda::CublasLtGemm gemm(handle, spec, size_t{32} << 20);
+    std::printf("%s: %zu candidate algorithms\n", spec.to_string().c_str(), gemm.candidates());
+    for (size_t i = 0; i < gemm.candidates(); ++i) {
+      SCOPED_TRACE("candidate " + std::to_string(i));
+      expect_close(device_gemm(spec, a, b, bias, {c.batch, c.m, c.n}, static_cast<int>(i)), want,
+                   c.dtype == DType::kF16 ? 2e-3 : 1e-2);
+    }
+    if (gemm.candidates() < 2) continue;
+    ASSERT_TRUE(cuda::tune_gemm(gemm, size_t{32} << 20));
+    cuda::CublasLtGemm again(handle, spec, size_t{32} << 20);
+    ASSERT_TRUE(cuda::tune_gemm(again, size_t{32} << 20));
+    EXPECT_EQ(again.chosen(), gemm.chosen());
+    std::printf("  timed choice: candidate %zu\n", gemm.chosen());
   }
 }
 

@@ -173,6 +173,7 @@ int run_model(const RunOptions& o) {
         ", \"library_calls\": " + std::to_string(st.library_calls) +
         ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
         ", \"cudnn_attention_steps\": " + std::to_string(st.cudnn_attention_steps) +
+        ", \"tuned_gemms\": " + std::to_string(st.tuned_gemms) +
         ", \"direct_bindings\": " + std::to_string(st.direct_bindings) +
         ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
         ", \"arena_lower_bound\": " + std::to_string(st.arena_lower_bound) +

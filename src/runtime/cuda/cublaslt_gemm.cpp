@@ -142,20 +142,23 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
 
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    cublasLtMatmulHeuristicResult_t result{};
+    cublasLtMatmulHeuristicResult_t results[kMaxCandidates]{};
     int found = 0;
     const uint64_t ws = workspace_bytes_;
     cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     if (st == CUBLAS_STATUS_SUCCESS) {
-      st = cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_, a_layout_, b_layout_, c_layout_, c_layout_,
-                                          pref, 1, &result, &found);
+      st = cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_, a_layout_, b_layout_, c_layout_,
+                                          c_layout_, pref, static_cast<int>(kMaxCandidates),
+                                          results, &found);
     }
     cublasLtMatmulPreferenceDestroy(pref);
     check_cublas(st, "cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) {
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_.push_back(results[i].algo);
+    if (candidates_.empty()) {
       throw Error(ErrorCode::kUnsupported, "cuBLASLt has no algorithm for GEMM " + spec.to_string());
     }
-    algo_ = result.algo;
+    algo_ = candidates_.front();
   } catch (...) {
     release();  // a throwing constructor runs no destructor
     throw;
@@ -163,6 +166,12 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
 }
 
 CublasLtGemm::~CublasLtGemm() { release(); }
+
+void CublasLtGemm::choose(size_t candidate) {
+  GF_ASSERT(candidate < candidates_.size(), "cuBLASLt GEMM: no such candidate algorithm");
+  algo_ = candidates_[candidate];
+  chosen_ = candidate;
+}
 
 void CublasLtGemm::release() {
   if (c_layout_) cublasLtMatrixLayoutDestroy(c_layout_);

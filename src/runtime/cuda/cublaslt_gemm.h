@@ -1,6 +1,7 @@
 // GEMM through cuBLASLt: row-major operands (as graphs store them), an optional batch, bias and
-// activation epilogues, the algorithm chosen once per shape by cuBLASLt's heuristic, and an
-// explicit workspace so a call can be recorded into a CUDA graph.
+// activation epilogues, the algorithm chosen once per shape among the candidates of cuBLASLt's
+// heuristic (its first, or the fastest where gemm_tuning.h times them), and an explicit
+// workspace so a call can be recorded into a CUDA graph.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "graphfuse/dtype.h"
 
@@ -70,6 +72,14 @@ class CublasLtGemm {
            cudaStream_t stream);
   const GemmSpec& spec() const { return spec_; }
 
+  // The algorithms the heuristic offered for this shape (at most kMaxCandidates, best first by
+  // its estimate) and the one run() uses: the first, until choose() picks another
+  // (gemm_tuning.h times them).
+  static constexpr size_t kMaxCandidates = 8;
+  size_t candidates() const { return candidates_.size(); }
+  size_t chosen() const { return chosen_; }
+  void choose(size_t candidate);
+
  private:
   void release();
 
@@ -79,6 +89,8 @@ class CublasLtGemm {
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_layout_ = nullptr, b_layout_ = nullptr, c_layout_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
+  std::vector<cublasLtMatmulAlgo_t> candidates_;
+  size_t chosen_ = 0;
 };
 
 }  // namespace gf::cuda

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +12,8 @@
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/device_timing.h"
+#include "runtime/cuda/timed_choices.h"
 
 namespace gf::cuda {
 
@@ -59,36 +60,6 @@ std::string key_of(const SdpaDims& d, int device_cc) {
   return k;
 }
 
-// Median device time of `launch` over a few runs after a warm-up, by CUDA events.
-template <class Launch>
-double median_us(Launch launch) {
-  const CudaDriverApi& cu = cuda_driver();
-  CUevent start = nullptr, stop = nullptr;
-  check_cu(cu.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate (timing attention)");
-  std::vector<double> times;
-  try {
-    check_cu(cu.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate (timing attention)");
-    for (int i = 0; i < 2; ++i) launch();
-    for (int i = 0; i < 7; ++i) {
-      check_cu(cu.cuEventRecord(start, nullptr), "cuEventRecord (timing attention)");
-      launch();
-      check_cu(cu.cuEventRecord(stop, nullptr), "cuEventRecord (timing attention)");
-      check_cu(cu.cuEventSynchronize(stop), "cuEventSynchronize (timing attention)");
-      float ms = 0;
-      check_cu(cu.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime (timing attention)");
-      times.push_back(ms * 1e3);
-    }
-  } catch (...) {
-    cu.cuEventDestroy(start);
-    if (stop) cu.cuEventDestroy(stop);
-    throw;
-  }
-  cu.cuEventDestroy(start);
-  cu.cuEventDestroy(stop);
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 struct Timing {
   double generated_us = 0, cudnn_us = 0;
 };
@@ -122,11 +93,13 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   CUdeviceptr table_ptr = table_buffer.ptr();
   void* params[] = {&table_ptr};
   Timing t;
-  t.generated_us = median_us([&] {
-    check_cu(cu.cuLaunchKernel(fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes, nullptr,
-                               params, nullptr),
-             "cuLaunchKernel (timing " + generated.label + ")");
-  });
+  t.generated_us = median_device_us(
+      [&] {
+        check_cu(cu.cuLaunchKernel(fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes, nullptr,
+                                   params, nullptr),
+                 "cuLaunchKernel (timing " + generated.label + ")");
+      },
+      "timing " + generated.label);
   DeviceBuffer workspace(std::max<size_t>(sdpa.workspace_bytes(), 256),
                          "scratch for timing attention");
   const auto at = [&](size_t i) {
@@ -135,46 +108,27 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   const size_t y = generated.buffers.size() - 1;
   const SdpaBuffers io{at(0), at(1), at(2), at(y),
                        reinterpret_cast<void*>(static_cast<uintptr_t>(workspace.ptr()))};
-  t.cudnn_us = median_us([&] { sdpa.run(io, nullptr); });
+  t.cudnn_us = median_device_us([&] { sdpa.run(io, nullptr); }, "timing cuDNN's attention");
   return t;
 }
 
-// kAuto's choices by call shape, for the process, and on disk beside the kernel cache (one
-// small file per choice, named by a hash of everything the times depend on: the call, our
-// kernel's source, the device, NVRTC's and cuDNN's versions), so a second process times nothing.
+// kAuto's choices by call shape, for the process, and on disk (timed_choices.h; the key names
+// the call, our kernel's source, the device, NVRTC's and cuDNN's versions).
 std::mutex choice_mutex;
 std::map<std::string, Timing> timed_choices;
 
-std::filesystem::path choice_path(const std::string& key) {
-  return process_nvrtc().options().cache_dir /
-         ("attention_" + codegen::hex64(codegen::fnv1a64(key)) + ".choice");
-}
-
-std::optional<Timing> stored_choice(const std::string& key) {
-  if (!process_nvrtc().options().use_disk_cache) return std::nullopt;
-  std::string text;
-  if (!codegen::read_whole_file(choice_path(key), text)) return std::nullopt;
-  // "<generated us> <cudnn us>\n<key>": the key guards against a hash collision.
+std::optional<Timing> stored_timing(const std::string& key) {
+  const std::optional<std::string> text = stored_choice("attention", key);
   Timing t;
-  int used = 0;
-  if (std::sscanf(text.c_str(), "%lf %lf\n%n", &t.generated_us, &t.cudnn_us, &used) != 2 ||
-      used <= 0 || text.compare(static_cast<size_t>(used), std::string::npos, key) != 0) {
+  if (!text || std::sscanf(text->c_str(), "%lf %lf", &t.generated_us, &t.cudnn_us) != 2)
     return std::nullopt;
-  }
   return t;
 }
 
-void store_choice(const std::string& key, const Timing& t) {
-  if (!process_nvrtc().options().use_disk_cache) return;
-  char head[64];
-  std::snprintf(head, sizeof head, "%.3f %.3f\n", t.generated_us, t.cudnn_us);
-  std::error_code ec;
-  std::filesystem::create_directories(process_nvrtc().options().cache_dir, ec);
-  try {
-    codegen::write_file_atomically(choice_path(key), head + key, "CUDA kernel cache");
-  } catch (const Error&) {
-    // A cache that cannot be written costs a timing in the next process, nothing else.
-  }
+void store_timing(const std::string& key, const Timing& t) {
+  char value[64];
+  std::snprintf(value, sizeof value, "%.3f %.3f", t.generated_us, t.cudnn_us);
+  store_choice("attention", key, value);
 }
 
 }  // namespace
@@ -189,17 +143,18 @@ std::optional<CudaStep> cudnn_attention_step(const Graph& g, NodeId id,
   const std::optional<SdpaDims> dims = sdpa_dims(a);
   if (!dims || generated.buffers.size() < 4) return std::nullopt;
   if (path == AttentionPath::kAuto && !worth_timing(*dims)) return std::nullopt;
-  const int cc = CudaContext::get().compute_capability();
-  const std::string key = key_of(*dims, cc) + " cudnn " + std::to_string(cudnn_runtime_version()) +
-                          " kernel " +
-                          codegen::hex64(process_nvrtc().cache_key(generated.kernel.source, cc));
+  // Under kAuto only: the key hashes our kernel's source.
+  std::string key;
   std::optional<Timing> known;
   if (path == AttentionPath::kAuto) {
+    const int cc = CudaContext::get().compute_capability();
+    key = key_of(*dims, cc) + " cudnn " + std::to_string(cudnn_runtime_version()) + " kernel " +
+          codegen::hex64(process_nvrtc().cache_key(generated.kernel.source, cc));
     std::lock_guard lock(choice_mutex);
     if (const auto it = timed_choices.find(key); it != timed_choices.end()) known = it->second;
   }
   if (path == AttentionPath::kAuto && !known) {
-    known = stored_choice(key);
+    known = stored_timing(key);
     if (known) {
       std::lock_guard lock(choice_mutex);
       timed_choices.emplace(key, *known);
@@ -220,7 +175,7 @@ std::optional<CudaStep> cudnn_attention_step(const Graph& g, NodeId id,
   if (path == AttentionPath::kAuto) {
     if (!known) {
       known = time_both(g, generated, *s.sdpa);
-      store_choice(key, *known);
+      store_timing(key, *known);
       std::lock_guard lock(choice_mutex);
       timed_choices.emplace(key, *known);
     }

@@ -90,6 +90,7 @@ struct CudaProgramStats {
   int cudnn_attention_steps = 0;  // library calls of cuDNN's fused attention
   int anchor_kernels = 0;     // hand-written kernels (attention, pooling, ...)
   int library_calls = 0;      // cuBLASLt GEMM and cuDNN convolution steps
+  int tuned_gemms = 0;  // of those, GEMMs whose algorithm was chosen by timing (gemm_tuning.h)
   int aliased_views = 0;      // view nodes whose output shares its input's storage
   int host_steps = 0;         // nodes run on the host by the reference kernels
   int fallback_nodes = 0;     // = host_steps: every host step is a node no device path took

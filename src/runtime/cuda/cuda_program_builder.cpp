@@ -25,6 +25,7 @@
 #include "runtime/cuda/attention_views.h"
 #include "runtime/cuda/cuda_attention_step.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/gemm_tuning.h"
 #include "runtime/cuda/skinny_gemm_step.h"
 
 namespace gf::cuda {
@@ -430,6 +431,7 @@ class StepBuilder {
       CudaStep s;
       s.kind = CudaStep::Kind::kGemm;
       s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
+      if (tune_gemm(*s.gemm, kGemmWorkspaceBytes)) ++stats_.tuned_gemms;
       s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, product);
       if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
       s.gemm_plan = std::move(plan);
