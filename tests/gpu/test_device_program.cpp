@@ -341,6 +341,28 @@ TEST_F(DeviceProgramTest, AlignedBuffersAreBoundDirectlyAndOthersCopied) {
   CK(cudaGraphDestroy(graph));
 }
 
+// Byte-sized values at odd addresses are copied like any unaligned buffer (an address's low bits
+// carry nothing but the address).
+TEST_F(DeviceProgramTest, ByteBuffersAtOddAddressesAreCopied) {
+  GraphBuilder b("bytes");
+  const ValueId x = b.input("x", DType::kBool, Shape{999});
+  b.output(b.unary(Op::kNot, x), "not_x");
+  Session session(b.build(), SessionOptions{Device::kCuda});
+  DeviceProgram program(session, {{999}});
+  EXPECT_EQ(program.stats().direct_bindings, 2);
+  Tensor x_host(DType::kBool, {999});
+  for (int64_t i = 0; i < 999; ++i) x_host.data<bool>()[i] = (i * 7) % 3 == 0;
+  const Tensor want = session.run({x_host})[0];
+  for (size_t offset : {1, 3, 0}) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    DeviceMemory in(999, offset), out(999, offset == 0 ? 0 : offset + 2);
+    CK(cudaMemcpy(in.get(), x_host.raw(), 999, cudaMemcpyHostToDevice));
+    program.run({{in.get()}, {out.get()}}, nullptr);
+    CK(cudaDeviceSynchronize());
+    expect_device_equals(out.get(), want);
+  }
+}
+
 // y = Gelu(x W + b) in f16: the caller's x and y are cuBLASLt's operands themselves. Re-binding
 // captures the call again and moves its nodes to the new buffers; an output at an odd offset
 // is written through the arena by the exit node instead.

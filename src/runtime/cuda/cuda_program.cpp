@@ -464,6 +464,8 @@ ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const
 
 void CudaProgram::update(CUgraphExec_st* exec, const ProgramSegment& segment,
                          std::span<const uint64_t> addresses) const {
+  // A re-capture of a GEMM sets its descriptor's bias pointer: not while a run uses it.
+  std::lock_guard lock(run_mutex_);
   CudaContext::get();
   state_->bindings->check(graph_, addresses);
   rebind_segment(exec, segment, graph_, *state_, addresses);

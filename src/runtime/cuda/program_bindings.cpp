@@ -28,6 +28,10 @@ struct BindingPatch {
 };
 static_assert(sizeof(BindingPatch) == 24);
 
+// GF_BOUND_DIRECTLY of kernels/bindings.cuh: the flag on an address used in place (a bit no
+// device address has; any other may be set in an unaligned one).
+constexpr uint64_t kBoundDirectly = uint64_t{1} << 63;
+
 // At most this many blocks per SM: the copies are bandwidth work.
 constexpr uint64_t kBlocksPerSm = 4;
 
@@ -238,7 +242,7 @@ BindInParams ProgramBindings::in_params(const BoundAddresses& bound) const {
   BindInParams p;
   p.addresses.assign(capacity_, 0);
   for (size_t i = 0; i < bound.caller.size(); ++i)
-    p.addresses[i] = bound.caller[i] | (bound.direct[i] ? 1u : 0u);  // bit 0: bound directly
+    p.addresses[i] = bound.caller[i] | (bound.direct[i] ? kBoundDirectly : 0);
   p.copies = copies_.ptr();
   p.copy_count = in_copies_;
   p.table = table_.ptr();

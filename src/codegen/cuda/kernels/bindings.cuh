@@ -4,7 +4,8 @@
 //
 // gf_bind_in takes the caller's addresses by value, as its kernel parameter: re-binding a built
 // graph is one kernel-node parameter update, whatever the size of the program. It keeps them in
-// the program's binding table. An address with bit 0 set is bound directly: the program's
+// the program's binding table. An address with bit 63 set (never set in a device address) is
+// bound directly: the program's
 // kernels read or write that buffer in place, so gf_bind_in points their pointer-table entries
 // (the patches) at it and copies nothing. Any other address is copied: gf_bind_in copies the
 // input into its arena slot, gf_bind_out copies the output from the arena to the address, and
@@ -30,8 +31,10 @@ struct gf_bindings {
   unsigned long long address[GF_BINDING_CAPACITY];
 };
 
+#define GF_BOUND_DIRECTLY (1ull << 63)
+
 static __device__ __forceinline__ bool gf_bound_directly(unsigned long long address) {
-  return (address & 1ull) != 0;
+  return (address & GF_BOUND_DIRECTLY) != 0;
 }
 
 // Every thread of the grid takes a share; 16-byte accesses when both ends and the size allow
@@ -63,7 +66,7 @@ extern "C" __global__ void gf_bind_in(gf_bindings caller, const gf_binding_copy*
   for (int p = thread; p < patch_count; p += gridDim.x * blockDim.x) {
     const gf_binding_patch k = patches[p];
     const unsigned long long a = caller.address[k.binding];
-    kernel_tables[k.entry] = gf_bound_directly(a) ? (a & ~1ull) + k.offset : k.arena;
+    kernel_tables[k.entry] = gf_bound_directly(a) ? (a & ~GF_BOUND_DIRECTLY) + k.offset : k.arena;
   }
   for (int c = 0; c < copy_count; ++c) {
     const gf_binding_copy k = copies[c];
