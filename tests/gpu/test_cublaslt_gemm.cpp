@@ -82,6 +82,45 @@ struct Case {
   bool trans_b;
   cuda::GemmEpilogue epilogue;
   DType dtype;
+
+  cuda::GemmSpec spec() const {
+    cuda::GemmSpec s;
+    s.dtype = dtype;
+    s.batch = batch;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.trans_b = trans_b;
+    s.epilogue = epilogue;
+    return s;
+  }
+  double tolerance() const {
+    return dtype == DType::kF32 ? 1e-5 : dtype == DType::kF16 ? 2e-3 : 1e-2;
+  }
+};
+
+// Random operands of a case (bias undefined without a bias epilogue) and the reference result:
+// f32 copies through the interpreter's MatMul, Add, Relu / Gelu(tanh).
+struct Operands {
+  Tensor a, b, bias, want;
+
+  Operands(std::mt19937& rng, const Case& c) {
+    a = random_matrix(rng, c.dtype, {c.batch, c.m, c.k});
+    b = random_matrix(rng, c.dtype,
+                      c.trans_b ? std::vector<int64_t>{c.batch, c.n, c.k}
+                                : std::vector<int64_t>{c.batch, c.k, c.n});
+    if (cuda::has_bias(c.epilogue)) bias = random_matrix(rng, c.dtype, {c.n});
+    const Tensor a32 = testing::to_dtype(a, DType::kF32), b32 = testing::to_dtype(b, DType::kF32);
+    want = testing::run_op1(
+        Op::kMatMul, {a32, c.trans_b ? testing::run_op1(Op::kTranspose, {b32},
+                                                        {{"perm", std::vector<int64_t>{0, 2, 1}}})
+                                     : b32});
+    if (bias.defined())
+      want = testing::run_op1(Op::kAdd, {want, testing::to_dtype(bias, DType::kF32)});
+    if (c.epilogue == cuda::GemmEpilogue::kBiasRelu) want = testing::run_op1(Op::kRelu, {want});
+    if (c.epilogue == cuda::GemmEpilogue::kBiasGeluTanh)
+      want = testing::run_op1(Op::kGelu, {want}, {{"approximate", std::string("tanh")}});
+  }
 };
 
 TEST_F(CublasLtGemmTest, MatchesTheReferenceAcrossShapesEpiloguesAndDtypes) {
@@ -95,31 +134,9 @@ TEST_F(CublasLtGemmTest, MatchesTheReferenceAcrossShapesEpiloguesAndDtypes) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
-    cuda::GemmSpec spec;
-    spec.dtype = c.dtype;
-    spec.batch = c.batch;
-    spec.m = c.m;
-    spec.n = c.n;
-    spec.k = c.k;
-    spec.trans_b = c.trans_b;
-    spec.epilogue = c.epilogue;
-    const Tensor a = random_matrix(rng, c.dtype, {c.batch, c.m, c.k});
-    const Tensor b = random_matrix(rng, c.dtype, c.trans_b ? std::vector<int64_t>{c.batch, c.n, c.k}
-                                                             : std::vector<int64_t>{c.batch, c.k, c.n});
-    const bool has_bias = c.epilogue == cuda::GemmEpilogue::kBias ||
-                          c.epilogue == cuda::GemmEpilogue::kBiasRelu ||
-                          c.epilogue == cuda::GemmEpilogue::kBiasGeluTanh;
-    const Tensor bias = has_bias ? random_matrix(rng, c.dtype, {c.n}) : Tensor();
-    const Tensor got = device_gemm(spec, a, b, bias, {c.batch, c.m, c.n});
-    // Reference: f32 copies through the interpreter's MatMul, Add, Relu / Gelu(tanh).
-    const Tensor a32 = testing::to_dtype(a, DType::kF32), b32 = testing::to_dtype(b, DType::kF32);
-    Tensor want = testing::run_op1(
-        Op::kMatMul, {a32, c.trans_b ? testing::run_op1(Op::kTranspose, {b32}, {{"perm", std::vector<int64_t>{0, 2, 1}}}) : b32});
-    if (has_bias) want = testing::run_op1(Op::kAdd, {want, testing::to_dtype(bias, DType::kF32)});
-    if (c.epilogue == cuda::GemmEpilogue::kBiasRelu) want = testing::run_op1(Op::kRelu, {want});
-    if (c.epilogue == cuda::GemmEpilogue::kBiasGeluTanh)
-      want = testing::run_op1(Op::kGelu, {want}, {{"approximate", std::string("tanh")}});
-    expect_close(got, want, c.dtype == DType::kF32 ? 1e-5 : c.dtype == DType::kF16 ? 2e-3 : 1e-2);
+    const Operands o(rng, c);
+    expect_close(device_gemm(c.spec(), o.a, o.b, o.bias, {c.batch, c.m, c.n}), o.want,
+                 c.tolerance());
   }
 }
 
@@ -131,36 +148,15 @@ TEST_F(CublasLtGemmTest, EveryCandidateAlgorithmMatchesAndTheTimedChoiceIsKept) 
        {Case{1, 128, 3072, 768, false, cuda::GemmEpilogue::kBiasGeluTanh, DType::kF16},
         Case{3, 200, 384, 640, true, cuda::GemmEpilogue::kNone, DType::kBF16}}) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
-    cuda::GemmSpec spec;
-    spec.dtype = c.dtype;
-    spec.batch = c.batch;
-    spec.m = c.m;
-    spec.n = c.n;
-    spec.k = c.k;
-    spec.trans_b = c.trans_b;
-    spec.epilogue = c.epilogue;
-    const Tensor a = random_matrix(rng, c.dtype, {c.batch, c.m, c.k});
-    const Tensor b = random_matrix(rng, c.dtype,
-                                   c.trans_b ? std::vector<int64_t>{c.batch, c.n, c.k}
-                                             : std::vector<int64_t>{c.batch, c.k, c.n});
-    const bool has_bias = c.epilogue != cuda::GemmEpilogue::kNone;
-    const Tensor bias = has_bias ? random_matrix(rng, c.dtype, {c.n}) : Tensor();
-    const Tensor a32 = testing::to_dtype(a, DType::kF32), b32 = testing::to_dtype(b, DType::kF32);
-    Tensor want = testing::run_op1(
-        Op::kMatMul, {a32, c.trans_b ? testing::run_op1(Op::kTranspose, {b32},
-                                                        {{"perm", std::vector<int64_t>{0, 2, 1}}})
-                                     : b32});
-    if (has_bias) {
-      want = testing::run_op1(Op::kAdd, {want, testing::to_dtype(bias, DType::kF32)});
-      want = testing::run_op1(Op::kGelu, {want}, {{"approximate", std::string("tanh")}});
-    }
+    const cuda::GemmSpec spec = c.spec();
+    const Operands o(rng, c);
     cuda::CublasLtHandle handle;
     cuda::CublasLtGemm gemm(handle, spec, size_t{32} << 20);
     std::printf("%s: %zu candidate algorithms\n", spec.to_string().c_str(), gemm.candidates());
     for (size_t i = 0; i < gemm.candidates(); ++i) {
       SCOPED_TRACE("candidate " + std::to_string(i));
-      expect_close(device_gemm(spec, a, b, bias, {c.batch, c.m, c.n}, static_cast<int>(i)), want,
-                   c.dtype == DType::kF16 ? 2e-3 : 1e-2);
+      expect_close(device_gemm(spec, o.a, o.b, o.bias, {c.batch, c.m, c.n}, static_cast<int>(i)),
+                   o.want, c.tolerance());
     }
     if (gemm.candidates() < 2) continue;
     ASSERT_TRUE(cuda::tune_gemm(gemm, size_t{32} << 20));

@@ -300,6 +300,38 @@ bool node_enabled(cudaGraphExec_t exec, cudaGraphNode_t node) {
   return enabled != 0;
 }
 
+// A caller's graph holding the program populated once, instantiated; released with it. check()
+// launches it and compares each output buffer of `bufs` with the session's run of `in`.
+class CallerGraph {
+ public:
+  CallerGraph(const Session& session, const DeviceProgram& program, const DeviceBindings& first)
+      : session_(session) {
+    EXPECT_EQ(cudaGraphCreate(&graph_, 0), cudaSuccess);
+    seg = program.populate(graph_, nullptr, 0, first);
+    EXPECT_EQ(cudaGraphInstantiate(&exec, graph_, 0), cudaSuccess);
+  }
+  ~CallerGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  CallerGraph(const CallerGraph&) = delete;
+  CallerGraph& operator=(const CallerGraph&) = delete;
+
+  void check(const Buffers& bufs, const std::vector<Tensor>& in) {
+    EXPECT_EQ(cudaGraphLaunch(exec, nullptr), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const std::vector<Tensor> want = session_.run(in);
+    for (size_t i = 0; i < want.size(); ++i) expect_device_equals(bufs.out[i]->get(), want[i]);
+  }
+
+  GraphSegment seg;
+  cudaGraphExec_t exec = nullptr;
+
+ private:
+  const Session& session_;
+  cudaGraph_t graph_ = nullptr;
+};
+
 // Buffers from cudaMalloc (256-byte aligned) are read and written in place: the exit node, which
 // copies outputs, has nothing to do and is disabled; at an odd offset they are copied through the
 // arena. Either way the results are the session's own, and a re-binding leaves the buffers of
@@ -313,32 +345,20 @@ TEST_F(DeviceProgramTest, AlignedBuffersAreBoundDirectlyAndOthersCopied) {
   for (int i = 0; i < 3; ++i) inputs.push_back({normal(rng, {48, 80}), normal(rng, {48, 80})});
   const Buffers a = make_buffers(inputs[0], program, 0), odd = make_buffers(inputs[1], program, 4),
                 c = make_buffers(inputs[2], program, 0);
-  cudaGraph_t graph;
-  CK(cudaGraphCreate(&graph, 0));
-  const GraphSegment seg = program.populate(graph, nullptr, 0, a.bindings());
-  cudaGraphExec_t exec;
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  const auto run_and_check = [&](const Buffers& bufs, const std::vector<Tensor>& in) {
-    CK(cudaGraphLaunch(exec, nullptr));
-    CK(cudaDeviceSynchronize());
-    const std::vector<Tensor> want = session.run(in);
-    for (size_t i = 0; i < want.size(); ++i) expect_device_equals(bufs.out[i]->get(), want[i]);
-  };
-  run_and_check(a, inputs[0]);  // as populated, the binding kernels on
-  program.update(exec, seg, a.bindings());
-  EXPECT_TRUE(node_enabled(exec, seg.entry));  // points the kernels' tables at a's buffers
-  EXPECT_FALSE(node_enabled(exec, seg.exit));
-  run_and_check(a, inputs[0]);
-  program.update(exec, seg, odd.bindings());
-  EXPECT_TRUE(node_enabled(exec, seg.exit));
-  run_and_check(odd, inputs[1]);
-  program.update(exec, seg, c.bindings());
-  EXPECT_FALSE(node_enabled(exec, seg.exit));
-  run_and_check(c, inputs[2]);
+  CallerGraph g(session, program, a.bindings());
+  g.check(a, inputs[0]);  // as populated, the binding kernels on
+  program.update(g.exec, g.seg, a.bindings());
+  EXPECT_TRUE(node_enabled(g.exec, g.seg.entry));  // points the kernels' tables at a's buffers
+  EXPECT_FALSE(node_enabled(g.exec, g.seg.exit));
+  g.check(a, inputs[0]);
+  program.update(g.exec, g.seg, odd.bindings());
+  EXPECT_TRUE(node_enabled(g.exec, g.seg.exit));
+  g.check(odd, inputs[1]);
+  program.update(g.exec, g.seg, c.bindings());
+  EXPECT_FALSE(node_enabled(g.exec, g.seg.exit));
+  g.check(c, inputs[2]);
   const std::vector<Tensor> want_odd = session.run(inputs[1]);
   for (size_t i = 0; i < want_odd.size(); ++i) expect_device_equals(odd.out[i]->get(), want_odd[i]);
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
 }
 
 // Byte-sized values at odd addresses are copied like any unaligned buffer (an address's low bits
@@ -382,34 +402,25 @@ TEST_F(DeviceProgramTest, AGemmReadsAndWritesCallerBuffersInPlace) {
   for (int i = 0; i < 4; ++i) inputs.push_back({normal_f16(rng, {64, 96})});
   const Buffers a = make_buffers(inputs[0], program, 0), bb = make_buffers(inputs[1], program, 0),
                 odd = make_buffers(inputs[2], program, 2);
-  cudaGraph_t graph;
-  CK(cudaGraphCreate(&graph, 0));
-  const GraphSegment seg = program.populate(graph, nullptr, 0, a.bindings());
-  cudaGraphExec_t exec;
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  const auto run_and_check = [&](const Buffers& bufs, const std::vector<Tensor>& in) {
-    CK(cudaGraphLaunch(exec, nullptr));
-    CK(cudaDeviceSynchronize());
-    expect_device_equals(bufs.out[0]->get(), session.run(in)[0]);
-  };
-  run_and_check(a, inputs[0]);
-  program.update(exec, seg, bb.bindings());
-  // Nothing to copy; with the epilogue in cuBLASLt no kernel of ours reads a table either.
-  EXPECT_FALSE(node_enabled(exec, seg.exit));
-  if (stats.fused_kernels == 0) {
-    EXPECT_FALSE(node_enabled(exec, seg.entry));
+  {
+    CallerGraph g(session, program, a.bindings());
+    g.check(a, inputs[0]);
+    program.update(g.exec, g.seg, bb.bindings());
+    // Nothing to copy; with the epilogue in cuBLASLt no kernel of ours reads a table either.
+    EXPECT_FALSE(node_enabled(g.exec, g.seg.exit));
+    if (stats.fused_kernels == 0) {
+      EXPECT_FALSE(node_enabled(g.exec, g.seg.entry));
+    }
+    std::printf("GEMM + GELU: %d generated kernels; entry node %s\n", stats.fused_kernels,
+                node_enabled(g.exec, g.seg.entry) ? "on" : "off");
+    g.check(bb, inputs[1]);
+    expect_device_equals(a.out[0]->get(), session.run(inputs[0])[0]);  // left alone
+    program.update(g.exec, g.seg, odd.bindings());
+    EXPECT_TRUE(node_enabled(g.exec, g.seg.exit));
+    g.check(odd, inputs[2]);
+    program.update(g.exec, g.seg, a.bindings());
+    g.check(a, inputs[0]);
   }
-  std::printf("GEMM + GELU: %d generated kernels; entry node %s\n", stats.fused_kernels,
-              node_enabled(exec, seg.entry) ? "on" : "off");
-  run_and_check(bb, inputs[1]);
-  expect_device_equals(a.out[0]->get(), session.run(inputs[0])[0]);  // left alone
-  program.update(exec, seg, odd.bindings());
-  EXPECT_TRUE(node_enabled(exec, seg.exit));
-  run_and_check(odd, inputs[2]);
-  program.update(exec, seg, a.bindings());
-  run_and_check(a, inputs[0]);
-  CK(cudaGraphExecDestroy(exec));
-  CK(cudaGraphDestroy(graph));
   // The program's own graph goes the same way.
   for (const Buffers* bufs : {&bb, &odd, &a}) {
     program.run(bufs->bindings(), nullptr);
