@@ -4,7 +4,8 @@
 // frameworks do): one scales the input before the model, one shifts the model's output after it.
 // graphfuse's nodes go between them, flat (DeviceProgram::populate: no child graph), and the
 // framework's edges attach to the segment's entry and exit. The graph is instantiated once;
-// moving to new buffers updates the framework's two nodes and graphfuse's one binding node.
+// moving to new buffers updates the framework's two nodes and graphfuse's segment in place (its
+// binding node, and the nodes of any cuBLASLt call that uses a caller's buffer itself).
 //
 //   build/bin/embed_in_cuda_graph        (exits 77 where there is no CUDA device)
 #include <cuda_runtime_api.h>

@@ -9,7 +9,7 @@
 //   gf::GraphSegment seg = program.populate(graph, &before, 1, {{d_ids}, {d_logits}});
 //   cudaGraphAddDependencies(graph, &seg.exit, &after, 1);    // the caller's later work
 //   cudaGraphInstantiate(&exec, graph);
-//   program.update(exec, seg, {{d_ids2}, {d_logits2}});       // one node update, no re-capture
+//   program.update(exec, seg, {{d_ids2}, {d_logits2}});       // in place: no re-instantiation
 //
 // populate() adds the program's nodes to the caller's graph directly (kernel nodes, library
 // calls captured in place): no child graph between the caller and our kernels. The segment's
