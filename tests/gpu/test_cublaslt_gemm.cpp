@@ -275,6 +275,20 @@ TEST_F(CublasLtEpilogueSessions, BiasAndReluOrTanhGeluNeedNoKernelAndMatchTheRef
   }
 }
 
+// A product of 1e8 flops or more gets its algorithm by timing (gemm_tuning.h), a smaller one the
+// heuristic's first; both match the reference.
+TEST_F(CublasLtEpilogueSessions, LargeProductsTimeTheirAlgorithmSmallOnesDoNot) {
+  for (const auto& [m, tuned] : {std::pair<int64_t, int>{256, 1}, {8, 0}}) {
+    SCOPED_TRACE("m " + std::to_string(m));
+    const Graph g = mlp_layer(DType::kF16, Shape{m, 768}, 768, 3072, Activation::kGeluTanh);
+    const std::vector<Tensor> inputs = mlp_inputs(g, 768);
+    const Session s(g, SessionOptions{Device::kCuda});
+    testing::expect_matches(s.run(inputs)[0], ref::run_graph(g, inputs)[0], 2);
+    EXPECT_EQ(s.stats().library_calls, 1);
+    EXPECT_EQ(s.stats().tuned_gemms, tuned);
+  }
+}
+
 TEST_F(CublasLtEpilogueSessions, BatchedProductsAddTheRowToEveryEntry) {
   // A strided batch of three products (bias batch stride 0), and a broadcast batch run as six
   // calls at offsets, each with the same row.
