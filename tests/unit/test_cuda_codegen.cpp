@@ -284,23 +284,49 @@ TEST_F(CudaCodegenCache, EveryCaseCompilesScalarAndWithIndices64Bit) {
   EXPECT_EQ(compiler.compile_all(sources, kSm90).size(), sources.size());
 }
 
+// f32 max reductions combine with the one-instruction NaN-propagating max (gf_max_nan), in the
+// per-thread loop and in the warp butterfly; integer ones keep the generic gf_min / gf_max.
+TEST(CudaCodegen, FloatMaxAndMinReductionsUseTheNanPropagatingInstruction) {
+  for (int64_t inner : {50, 1100, 6000}) {
+    const std::string src =
+        codegen::emit_cuda_kernel(testing::softmax_rows_case(inner).kernel, Graph{}).source;
+    EXPECT_NE(src.find("gf_acc0 = gf_max_nan(gf_acc0, "), std::string::npos) << inner;
+    EXPECT_NE(src.find("gf_acc0 = gf_max_nan(gf_acc0, gf_shfl_xor(gf_acc0, gf_m))"),
+              std::string::npos)
+        << inner;
+    EXPECT_EQ(src.find("gf_max<float>(gf_acc"), std::string::npos) << inner;
+    EXPECT_NE(src.find("asm(\"max.NaN.f32 %0, %1, %2;\""), std::string::npos);
+  }
+  const std::string ints =
+      codegen::emit_cuda_kernel(testing::integer_rows_case().kernel, Graph{}).source;
+  EXPECT_NE(ints.find("gf_min<int64_t>(gf_acc"), std::string::npos);
+  EXPECT_EQ(ints.find("gf_min_nan(gf_acc"), std::string::npos);
+}
+
 TEST(CudaCodegen, SixteenBitValuesUseTheSharedBitManipulation) {
   const auto src = codegen::emit_cuda_kernel(testing::half_chain_case().kernel, Graph{});
   EXPECT_EQ(src.source.find("cuda_fp16"), std::string::npos);
   EXPECT_EQ(src.source.find("__half"), std::string::npos);
   EXPECT_NE(src.source.find("uint16_t gf_f32_to_f16(float f)"), std::string::npos);
-  // Each f16 op result is rounded to f16 and back, as the reference stores it.
-  EXPECT_NE(src.source.find("gf_f16_to_f32(gf_f32_to_f16(tanhf("), std::string::npos);
+  // Each f16 op result is rounded to f16 and back, as the reference stores it; the last one,
+  // which only the store reads, is rounded once, by the store.
+  EXPECT_NE(src.source.find("= gf_f16_to_f32(gf_f32_to_f16((t10 + t9)));  // Add"),
+            std::string::npos);
+  EXPECT_NE(src.source.find("= gf_f16_to_f32(gf_f32_to_f16((t11 * t9)));  // Mul"),
+            std::string::npos);
+  EXPECT_NE(src.source.find("= tanhf(t12);  // Tanh"), std::string::npos);
+  EXPECT_NE(src.source.find("gf_store_vec_pairs<8, gf_pack_f16>"), std::string::npos);
   codegen::CudaEmitOptions fast;
   fast.round_16bit_intermediates = false;
   EXPECT_EQ(codegen::emit_cuda_kernel(testing::half_chain_case().kernel, Graph{}, fast)
-                .source.find("gf_f16_to_f32(gf_f32_to_f16(tanhf("),
+                .source.find("gf_f16_to_f32(gf_f32_to_f16("),
             std::string::npos);
 }
 
 TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheValue) {
   // bf16: y = sigmoid(-|relu(x) * s|) / s. Relu, Abs and Neg of a bf16 value are bf16 values:
-  // no rounding; the product, the sigmoid and the quotient are rounded.
+  // no rounding; the product and the sigmoid are rounded, and the quotient, which only the store
+  // reads, by the store's conversion (not the byte permute of an exact value).
   testing::KernelBuilder b("exact_ops");
   const int x = b.buffer("x", DType::kBF16, {1000}, false);
   const int y = b.buffer("y", DType::kBF16, {1000}, true);
@@ -317,7 +343,8 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(rounded, "= gf_round_bf16("), 3u) << rounded;
+  EXPECT_EQ(count(rounded, "= gf_round_bf16("), 2u) << rounded;
+  EXPECT_NE(rounded.find("gf_store_vec_pairs<8, gf_pack_bf16>"), std::string::npos);
   EXPECT_NE(rounded.find("gf_sigmoid("), std::string::npos);
   EXPECT_EQ(rounded.find("gf_div_approx(t"), std::string::npos);  // only the prelude helper
   // f32 intermediates: no rounding before the store, and the device's approximations.

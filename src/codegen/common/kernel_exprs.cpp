@@ -41,6 +41,31 @@ KernelExprWriter::KernelExprWriter(const fusion::FusedKernel& kernel, const Grap
     : kernel_(kernel), graph_(graph), target_(target), round_16bit_(round_16bit_intermediates) {
   validate_and_analyse();
   exact_16bit_.assign(kernel_.exprs.size(), -1);
+  find_results_rounded_by_store();
+}
+
+void KernelExprWriter::find_results_rounded_by_store() {
+  const size_t n = kernel_.exprs.size();
+  std::vector<bool> stored(n, false), read_otherwise(n, false);
+  for (const Expr& e : kernel_.exprs)
+    for (ExprId a : e.args) read_otherwise[static_cast<size_t>(a)] = true;
+  for (const fusion::RowReduction& r : kernel_.reductions)
+    read_otherwise[static_cast<size_t>(r.value)] = true;
+  for (const fusion::Store& s : kernel_.stores) {
+    const auto v = static_cast<size_t>(s.value);
+    read_otherwise[static_cast<size_t>(s.index)] = true;
+    if (kernel_.buffers[static_cast<size_t>(s.buffer)].dtype == kernel_.exprs[v].dtype) {
+      stored[v] = true;
+    } else {
+      read_otherwise[v] = true;
+    }
+  }
+  rounded_by_store_.assign(n, false);
+  for (size_t id = 0; id < n; ++id) {
+    const Expr& e = kernel_.exprs[id];
+    rounded_by_store_[id] = e.kind == ExprKind::kOp && stored[id] && !read_otherwise[id] &&
+                            (e.dtype == DType::kF16 || e.dtype == DType::kBF16);
+  }
 }
 
 void KernelExprWriter::malformed(const std::string& why) const {
@@ -184,7 +209,8 @@ std::string KernelExprWriter::index_value(ExprId id) const {
   return {};
 }
 
-std::string KernelExprWriter::op_value(const Expr& e) const {
+std::string KernelExprWriter::op_value(ExprId id) const {
+  const Expr& e = expr(id);
   ScalarOp op;
   op.op = e.op;
   op.result = e.dtype;
@@ -214,7 +240,8 @@ std::string KernelExprWriter::op_value(const Expr& e) const {
     value = target_.approx_divide + "(" + op.args[0] + ", " + op.args[1] + ")";
   if (f32_for_16bit && e.op == Op::kSigmoid && !target_.approx_sigmoid.empty())
     value = target_.approx_sigmoid + "(" + op.args[0] + ")";
-  if (round_16bit_ && !exact_on_exact_args(e)) value = emit_round_to(target_, e.dtype, value);
+  if (round_16bit_ && !exact_on_exact_args(e) && !rounded_by_store_[static_cast<size_t>(id)])
+    value = emit_round_to(target_, e.dtype, value);
   return value;
 }
 
@@ -243,7 +270,7 @@ std::string KernelExprWriter::expr_value(ExprId id) const {
       return emit_cast(target_, stored, e.dtype, loaded);
     }
     case ExprKind::kOp:
-      return op_value(e);
+      return op_value(id);
     case ExprKind::kCast:
       return as_type(e.args[0], e.dtype);
     case ExprKind::kIndex:
@@ -315,7 +342,11 @@ bool KernelExprWriter::holds_exact_16bit(ExprId id) const {
   switch (e.kind) {
     case ExprKind::kOp: {
       auto& known = exact_16bit_[static_cast<size_t>(id)];
-      if (known < 0) known = round_16bit_ || exact_on_exact_args(e) ? 1 : 0;
+      if (known < 0)
+        known =
+            (round_16bit_ && !rounded_by_store_[static_cast<size_t>(id)]) || exact_on_exact_args(e)
+                ? 1
+                : 0;
       return known == 1;
     }
     case ExprKind::kLoad:
@@ -377,8 +408,12 @@ std::string KernelExprWriter::reduction_combine(size_t r, const std::string& a,
     case ReduceKind::kProd:
       return integer ? "gf_wmul(" + a + ", " + b + ")" : a + " * " + b;
     case ReduceKind::kMax:
+      if (red.accumulate == DType::kF32 && !target_.f32_reduce_max.empty())
+        return target_.f32_reduce_max + "(" + a + ", " + b + ")";
       return "gf_max<" + c_type + ">(" + a + ", " + b + ")";
     case ReduceKind::kMin:
+      if (red.accumulate == DType::kF32 && !target_.f32_reduce_min.empty())
+        return target_.f32_reduce_min + "(" + a + ", " + b + ")";
       return "gf_min<" + c_type + ">(" + a + ", " + b + ")";
   }
   return {};

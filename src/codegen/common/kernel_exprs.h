@@ -97,14 +97,18 @@ class KernelExprWriter {
  private:
   [[noreturn]] void malformed(const std::string& why) const;
   void validate_and_analyse();
+  void find_results_rounded_by_store();
   std::string expr_value(fusion::ExprId id) const;
-  std::string op_value(const fusion::Expr& e) const;
+  std::string op_value(fusion::ExprId id) const;
   std::string index_value(fusion::ExprId id) const;
 
   const fusion::FusedKernel& kernel_;
   const Graph& graph_;
   const Target& target_;
   bool round_16bit_;
+  // Per expr: a 16-bit op result that only stores of its own format read. Their conversion rounds
+  // it, so a per-op rounding before would only repeat it.
+  std::vector<bool> rounded_by_store_;
   std::vector<bool> uses_inner_;  // per expr: depends on an inner loop index
   std::vector<int> max_row_;      // per expr: the highest row value it reads, -1 for none
   bool index32_ = false;

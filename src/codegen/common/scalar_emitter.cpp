@@ -180,8 +180,10 @@ std::string OpEmitter::gelu() {
            "))";
   }
   if (approximate != "none") unsupported("approximate='" + approximate + "'");
-  return "(" + lit(0.5) + " * " + x() + " * (" + lit(1) + " + " +
-         call("erf", x() + " / " + lit(std::numbers::sqrt2)) + "))";
+  const std::string scaled = t_.gelu_erf_by_reciprocal
+                                 ? x() + " * " + lit(1.0 / std::numbers::sqrt2)
+                                 : x() + " / " + lit(std::numbers::sqrt2);
+  return "(" + lit(0.5) + " * " + x() + " * (" + lit(1) + " + " + call("erf", scaled) + "))";
 }
 
 std::string OpEmitter::binary_arith() {

@@ -42,6 +42,12 @@ struct Target {
   // f32 without per-op rounding, where such an error is far below the final 16-bit rounding:
   // a function of (a, b) for a / b, and of x for Sigmoid. Empty: the target has none.
   std::string approx_divide, approx_sigmoid;
+  // Gelu's erf argument x / sqrt(2) as x * (1 / sqrt(2)): one multiply where an IEEE division
+  // is about ten instructions, at most an ulp apart, below the error of the target's own erf.
+  bool gelu_erf_by_reciprocal = false;
+  // Functions of (acc, v) combining f32 Max and Min reductions: NaN when either is, as gf_max and
+  // gf_min are, in fewer instructions. Empty: gf_max / gf_min.
+  std::string f32_reduce_max, f32_reduce_min;
 };
 
 // The C++ compiler on the host, through <cmath>.

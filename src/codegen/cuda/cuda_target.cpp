@@ -158,17 +158,43 @@ Target cuda_target() {
   t.f64_nan = "__longlong_as_double(0x7ff8000000000000LL)";
   t.approx_divide = "gf_div_approx";
   t.approx_sigmoid = "gf_sigmoid_approx";
+  t.gelu_erf_by_reciprocal = true;
+  t.f32_reduce_max = "gf_max_nan";
+  t.f32_reduce_min = "gf_min_nan";
   return t;
 }
 
 // Target::approx_divide and approx_sigmoid: div.full (2 ulps over the whole range) and ex2.approx
 // (within 2^-17 relative down to where e^-|x| leaves the f32 range), where the exact division is
-// about ten instructions. Subnormal results are kept (no ftz): bf16 has f32's range.
+// about ten instructions. Subnormal results are kept (no ftz): bf16 has f32's range. Then
+// Target::f32_reduce_max and f32_reduce_min.
 constexpr const char* kApproxHelpers = R"(
 static __device__ __forceinline__ float gf_div_approx(float a, float b) {
   float q;
   asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(a), "f"(b));
   return q;
+}
+// f32 max and min that return NaN when either argument is one: a single instruction from sm_80
+// on, where the compare, NaN test and select of gf_max are three (a max reduction over a row is
+// otherwise bound by them). Zeros of both signs may give either; the reductions' order differs
+// from the reference's anyway.
+static __device__ __forceinline__ float gf_max_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return gf_max<float>(a, b);
+#endif
+}
+static __device__ __forceinline__ float gf_min_nan(float a, float b) {
+#if __CUDA_ARCH__ >= 800
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return gf_min<float>(a, b);
+#endif
 }
 static __device__ __forceinline__ float gf_sigmoid_approx(float x) {
   float e;
