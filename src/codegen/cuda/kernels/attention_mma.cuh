@@ -12,6 +12,12 @@
 // with their 16-byte chunks permuted by row (gf_tile_at), so ldmatrix reads 8 rows of one chunk
 // column without bank conflicts.
 //
+// The kernel is bound by issuing instructions (the tensor pipe waits on them), so the work
+// around the MMAs is kept small: a tile's copies are one cp.async per piece at offsets fixed
+// per thread; scores away from masks keep their raw products, whose scale to log2 units joins
+// the exponent's FMA; and a tile that raises none of a warp's row maxima (most tiles, once the
+// maxima settle) skips rescaling the output accumulators.
+//
 // Needs from the emitter: attention_common.cuh before it, gf_elem (16-bit storage), gf_load,
 // gf_mask_elem, and the constants kWarps, kMTiles, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
 // kSkv, kD, kQ/kK/kV/kY strides (batch, head, position; multiples of 8 elements; the head_dim
@@ -109,6 +115,27 @@ static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp
 template <int kRows>
 static __device__ __forceinline__ void gf_load_tile(gf_elem* tile, const gf_elem* src, int64_t stride,
                                                     int valid, bool async) {
+  // Each thread's pieces are one chunk column, kStep rows apart: the chunk permutation repeats
+  // every kStep rows, so every piece's place in the tile is the first's plus a constant.
+  constexpr int kStep = kMmaThreads / kChunks;
+  if constexpr ((kRows * kChunks) % kMmaThreads == 0 && kMmaThreads % kChunks == 0 &&
+                ((kStep >> kSwizzleShift) & kSwizzleMask) == 0) {
+    if (async) {
+      const int row0 = threadIdx.x / kChunks, chunk = threadIdx.x % kChunks;
+      const uint32_t dst0 = gf_smem_addr(tile + gf_tile_at(row0, chunk));
+      const gf_elem* const src0 = src + row0 * stride + chunk * 8;
+#pragma unroll
+      for (int i = 0; i < kRows * kChunks / kMmaThreads; ++i) {
+        const int row = row0 + i * kStep;
+        const gf_elem* from = row < valid ? src0 + i * kStep * stride : src;
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(
+                         dst0 + (uint32_t)(i * kStep * kHd * (int)sizeof(gf_elem))),
+                     "l"(from), "r"(row < valid ? 16 : 0)
+                     : "memory");
+      }
+      return;
+    }
+  }
   for (int at = threadIdx.x; at < kRows * kChunks; at += kMmaThreads) {
     const int row = at / kChunks, chunk = at % kChunks;
     gf_elem* dst = tile + gf_tile_at(row, chunk);
@@ -225,15 +252,19 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
     }
 
     // Scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2 units. Tiles
-    // away from the sequence's end and the causal diagonal, without a mask or softcap, only scale.
+    // away from the sequence's end and the causal diagonal, without a mask or softcap, keep the
+    // raw products: their scale to log2 units (a positive one) joins the exponent's FMA below.
     const bool plain_tile = !kHasMask && !(kSoftcap > 0.0f) && valid == kBlockN &&
                             (!kCausal || j0 + kBlockN - 1 <= first_row + warp_first);
+    const bool raw_scores = plain_tile && kScaleLog2 > 0.0f;
+    const float to_log2 = raw_scores ? kScaleLog2 : 1.0f;
 #pragma unroll
     for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
       for (int n = 0; n < kSTiles; ++n) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
+          if (raw_scores) continue;
           if (plain_tile) {
             s[m][n][e] *= kScaleLog2;
             continue;
@@ -253,32 +284,43 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
       }
     }
 
-    // Online softmax: the rows' new maxima (over the 4 threads of a row), the rescale of what
-    // was summed so far, and the weights.
+    // Online softmax: the rows' new maxima (over the 4 threads of a row, in log2 units), the
+    // rescale of what was summed so far, and the weights. Once the maxima settle, a tile moves
+    // none of the warp's rows: its accumulators are left as they are (a rescale by 1).
+    float rescale[2 * kMTiles];
+    bool unmoved = true;
 #pragma unroll
     for (int r = 0; r < 2 * kMTiles; ++r) {
       const int m = r >> 1, c = (r & 1) * 2;
-      float mx = row_max[r];
+      float mx = s[m][0][c];
 #pragma unroll
       for (int n = 0; n < kSTiles; ++n) mx = fmaxf(mx, fmaxf(s[m][n][c], s[m][n][c + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      mx = fmaxf(row_max[r], mx * to_log2);
       // Every score so far -inf: shift by 0, so the weights are exp(-inf) = 0 and not NaN.
       const float shift = mx == gf_neg_inf() ? 0.0f : mx;
-      const float rescale = gf_exp2(row_max[r] - shift);
+      rescale[r] = gf_exp2(row_max[r] - shift);
+      unmoved = unmoved && mx == row_max[r];
       row_max[r] = mx;
       float sum = 0.0f;
 #pragma unroll
       for (int n = 0; n < kSTiles; ++n) {
-        s[m][n][c] = gf_exp2(s[m][n][c] - shift);
-        s[m][n][c + 1] = gf_exp2(s[m][n][c + 1] - shift);
+        s[m][n][c] = gf_exp2(fmaf(s[m][n][c], to_log2, -shift));
+        s[m][n][c + 1] = gf_exp2(fmaf(s[m][n][c + 1], to_log2, -shift));
         sum += s[m][n][c] + s[m][n][c + 1];
       }
-      row_sum[r] = row_sum[r] * rescale + sum;
+      row_sum[r] = row_sum[r] * rescale[r] + sum;
+    }
+    if (!__all_sync(0xffffffffu, unmoved)) {
 #pragma unroll
-      for (int d = 0; d < kOTiles; ++d) {
-        o[m][d][c] *= rescale;
-        o[m][d][c + 1] *= rescale;
+      for (int r = 0; r < 2 * kMTiles; ++r) {
+        const int m = r >> 1, c = (r & 1) * 2;
+#pragma unroll
+        for (int d = 0; d < kOTiles; ++d) {
+          o[m][d][c] *= rescale[r];
+          o[m][d][c + 1] *= rescale[r];
+        }
       }
     }
 
