@@ -251,35 +251,38 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
       }
     }
 
-    // Scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2 units. Tiles
-    // away from the sequence's end and the causal diagonal, without a mask or softcap, keep the
-    // raw products: their scale to log2 units (a positive one) joins the exponent's FMA below.
-    const bool plain_tile = !kHasMask && !(kSoftcap > 0.0f) && valid == kBlockN &&
-                            (!kCausal || j0 + kBlockN - 1 <= first_row + warp_first);
-    const bool raw_scores = plain_tile && kScaleLog2 > 0.0f;
-    const float to_log2 = raw_scores ? kScaleLog2 : 1.0f;
+    // Without a mask or softcap (and with a positive scale) scores keep their raw products: the
+    // scale to log2 units joins the exponent's FMA below, and only the keys past the sequence's
+    // end or the causal diagonal become -inf (tiles that reach neither are left as they are).
+    // Otherwise: scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2
+    // units.
+    constexpr bool kRawScores = !kHasMask && !(kSoftcap > 0.0f) && kScaleLog2 > 0.0f;
+    const bool edge_tile = valid < kBlockN || (kCausal && j0 + kBlockN - 1 > first_row + warp_first);
+    const float to_log2 = kRawScores ? kScaleLog2 : 1.0f;
+    if (!kRawScores || edge_tile) {
 #pragma unroll
-    for (int m = 0; m < kMTiles; ++m) {
+      for (int m = 0; m < kMTiles; ++m) {
 #pragma unroll
-      for (int n = 0; n < kSTiles; ++n) {
+        for (int n = 0; n < kSTiles; ++n) {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          if (raw_scores) continue;
-          if (plain_tile) {
-            s[m][n][e] *= kScaleLog2;
-            continue;
+          for (int e = 0; e < 4; ++e) {
+            const int jj = n * 8 + 2 * t + (e & 1);
+            const int64_t row = thread_row + 8 * (2 * m + (e >> 1));
+            const bool cut = jj >= valid || (kCausal && j0 + jj > row);
+            if constexpr (kRawScores) {
+              if (cut) s[m][n][e] = gf_neg_inf();
+              continue;
+            }
+            float x = s[m][n][e] * kScale;
+            if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
+            if (cut) {
+              x = gf_neg_inf();
+            } else if constexpr (kHasMask) {
+              // Mask reads stay inside the mask: a row past the last query reads the last one's.
+              x = x + gf_attention_mask_bias(mask, b, h, row < kSq ? row : kSq - 1, j0 + jj);
+            }
+            s[m][n][e] = x * kLog2e;
           }
-          const int jj = n * 8 + 2 * t + (e & 1);
-          const int64_t row = thread_row + 8 * (2 * m + (e >> 1));
-          float x = s[m][n][e] * kScale;
-          if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
-          if (jj >= valid || (kCausal && j0 + jj > row)) {
-            x = gf_neg_inf();
-          } else if constexpr (kHasMask) {
-            // Mask reads stay inside the mask: a row past the last query reads the last one's.
-            x = x + gf_attention_mask_bias(mask, b, h, row < kSq ? row : kSq - 1, j0 + jj);
-          }
-          s[m][n][e] = x * kLog2e;
         }
       }
     }
@@ -292,9 +295,16 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
 #pragma unroll
     for (int r = 0; r < 2 * kMTiles; ++r) {
       const int m = r >> 1, c = (r & 1) * 2;
-      float mx = s[m][0][c];
+      // The tile's maximum as a tree (a chain of kSTiles dependent maxima would stall).
+      float part[kSTiles];
 #pragma unroll
-      for (int n = 0; n < kSTiles; ++n) mx = fmaxf(mx, fmaxf(s[m][n][c], s[m][n][c + 1]));
+      for (int n = 0; n < kSTiles; ++n) part[n] = fmaxf(s[m][n][c], s[m][n][c + 1]);
+#pragma unroll
+      for (int width = kSTiles / 2; width > 0; width /= 2) {
+#pragma unroll
+        for (int n = 0; n < width; ++n) part[n] = fmaxf(part[n], part[n + width]);
+      }
+      float mx = part[0];
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
       mx = fmaxf(row_max[r], mx * to_log2);
@@ -303,14 +313,15 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
       rescale[r] = gf_exp2(row_max[r] - shift);
       unmoved = unmoved && mx == row_max[r];
       row_max[r] = mx;
-      float sum = 0.0f;
+      // Two running sums, so consecutive additions do not wait on each other.
+      float sum[2] = {0.0f, 0.0f};
 #pragma unroll
       for (int n = 0; n < kSTiles; ++n) {
         s[m][n][c] = gf_exp2(fmaf(s[m][n][c], to_log2, -shift));
         s[m][n][c + 1] = gf_exp2(fmaf(s[m][n][c + 1], to_log2, -shift));
-        sum += s[m][n][c] + s[m][n][c + 1];
+        sum[n & 1] += s[m][n][c] + s[m][n][c + 1];
       }
-      row_sum[r] = row_sum[r] * rescale[r] + sum;
+      row_sum[r] = row_sum[r] * rescale[r] + (sum[0] + sum[1]);
     }
     if (!__all_sync(0xffffffffu, unmoved)) {
 #pragma unroll
