@@ -6,6 +6,7 @@
 // with padding and ceil_mode, grouped, strided and dilated convolutions.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -200,6 +201,26 @@ inline std::vector<AnchorCase> make_mma_attention_cases() {
     std::vector<Tensor> in = qkv4(2, 2, 2, 65, 65, 64, 64, bf16, 89);
     in.push_back(mask_bools({2, 2, 65, 60}, 90, 3));
     add("mma_attention_short_bool_mask_causal_d64_bf16", std::move(in), {{"is_causal", int64_t{1}}}, bf16);
+  }
+  {
+    // Scores that rise along the keys (every 64-key tile raises each row's maximum, so the
+    // accumulators are rescaled on every tile) and that fall (the first tile holds the maxima;
+    // no later tile rescales): positive queries against keys of a ramp.
+    for (bool rising : {true, false}) {
+      std::vector<Tensor> in = qkv4(1, 2, 2, 70, 300, 64, 64, bf16, rising ? 93 : 94);
+      Tensor q = anchor_data({1, 2, 70, 64}, 95, DType::kF64, 0.5);
+      Tensor k = anchor_data({1, 2, 300, 64}, 96, DType::kF64, 0.1);
+      for (int64_t i = 0; i < q.numel(); ++i)
+        q.data<double>()[i] = std::fabs(q.data<double>()[i]) + 0.25;
+      for (int64_t i = 0; i < k.numel(); ++i) {
+        const double ramp = static_cast<double>((i / 64) % 300) / 300.0;
+        k.data<double>()[i] += rising ? ramp : 1.0 - ramp;
+      }
+      in[0] = to_dtype(q, bf16);
+      in[1] = to_dtype(k, bf16);
+      add(rising ? "mma_attention_rising_scores_d64_bf16" : "mma_attention_falling_scores_d64_bf16",
+          std::move(in), {}, bf16);
+    }
   }
   add("mma_attention_eight_queries_one_key_d128_f16", qkv4(3, 2, 2, 8, 1, 128, 128, f16, 91), {}, f16);
   add("mma_attention_no_keys_d64_f16", qkv4(1, 2, 2, 9, 0, 64, 64, f16, 92), {}, f16);
