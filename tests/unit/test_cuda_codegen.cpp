@@ -358,6 +358,39 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
   EXPECT_EQ(compiler.compile_all({rounded, approx}, kSm90).size(), 2u);
 }
 
+// A 16-bit op result is left to its store's rounding only when stores of its own format are
+// all that read it: p = x * s is stored and also read by the sum (rounded per op); q = p + s is
+// stored in bf16 and in f32 (rounded per op: the f32 store does not round); r = q * s is only
+// stored in bf16 (rounded by the store's conversion).
+TEST_F(CudaCodegenCache, OnlyResultsThatOnlyTheirOwnFormatsStoresReadAreLeftToTheStore) {
+  testing::KernelBuilder b("stored_results");
+  const auto t = DType::kBF16;
+  const int x = b.buffer("x", t, {1000}, false);
+  const int yp = b.buffer("yp", t, {1000}, true);
+  const int yq = b.buffer("yq", t, {1000}, true);
+  const int yq32 = b.buffer("yq32", DType::kF32, {1000}, true);
+  const int yr = b.buffer("yr", t, {1000}, true);
+  b.k.outer_dims = {1000};
+  const auto i = b.outer(0);
+  const auto s = b.constant(t, 1.5);
+  const auto p = b.op(Op::kMul, t, {b.load(x, i), s});
+  const auto q = b.op(Op::kAdd, t, {p, s});
+  const auto r = b.op(Op::kMul, t, {q, s});
+  b.store(yp, i, p);
+  b.store(yq, i, q);
+  b.store(yq32, i, b.cast(DType::kF32, q));
+  b.store(yr, i, r);
+  const std::string src = codegen::emit_cuda_kernel(b.k, Graph{}).source;
+  size_t rounded = 0;
+  for (size_t at = src.find("= gf_round_bf16(("); at != std::string::npos;
+       at = src.find("= gf_round_bf16((", at + 1))
+    ++rounded;
+  EXPECT_EQ(rounded, 2u) << src;  // p and q
+  EXPECT_EQ(src.find("gf_round_bf16((t" + std::to_string(q) + " * "), std::string::npos) << src;
+  codegen::NvrtcCompiler compiler(options());
+  EXPECT_EQ(compiler.compile_all({src}, kSm90).size(), 1u);
+}
+
 // The one kernel of `g` (a row-wise op on bf16 rows of `row` elements), as the CUDA source.
 std::string row_kernel_source(const Graph& g) {
   const fusion::Plan plan = fusion::plan_fusion(g, fusion::CostModel::h200());
