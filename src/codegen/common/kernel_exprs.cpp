@@ -68,6 +68,10 @@ void KernelExprWriter::find_results_rounded_by_store() {
   }
 }
 
+bool KernelExprWriter::rounds_per_op(ExprId id) const {
+  return round_16bit_ && !rounded_by_store_[static_cast<size_t>(id)];
+}
+
 void KernelExprWriter::malformed(const std::string& why) const {
   throw Error(ErrorCode::kInvalidGraph, "fused kernel '" + kernel_.name + "': " + why);
 }
@@ -240,8 +244,7 @@ std::string KernelExprWriter::op_value(ExprId id) const {
     value = target_.approx_divide + "(" + op.args[0] + ", " + op.args[1] + ")";
   if (f32_for_16bit && e.op == Op::kSigmoid && !target_.approx_sigmoid.empty())
     value = target_.approx_sigmoid + "(" + op.args[0] + ")";
-  if (round_16bit_ && !exact_on_exact_args(e) && !rounded_by_store_[static_cast<size_t>(id)])
-    value = emit_round_to(target_, e.dtype, value);
+  if (rounds_per_op(id) && !exact_on_exact_args(e)) value = emit_round_to(target_, e.dtype, value);
   return value;
 }
 
@@ -342,11 +345,7 @@ bool KernelExprWriter::holds_exact_16bit(ExprId id) const {
   switch (e.kind) {
     case ExprKind::kOp: {
       auto& known = exact_16bit_[static_cast<size_t>(id)];
-      if (known < 0)
-        known =
-            (round_16bit_ && !rounded_by_store_[static_cast<size_t>(id)]) || exact_on_exact_args(e)
-                ? 1
-                : 0;
+      if (known < 0) known = rounds_per_op(id) || exact_on_exact_args(e) ? 1 : 0;
       return known == 1;
     }
     case ExprKind::kLoad:

@@ -98,6 +98,9 @@ class KernelExprWriter {
   [[noreturn]] void malformed(const std::string& why) const;
   void validate_and_analyse();
   void find_results_rounded_by_store();
+  // Whether op `id`'s 16-bit result is rounded where it is computed (round_16bit_intermediates,
+  // unless only its stores read it).
+  bool rounds_per_op(fusion::ExprId id) const;
   std::string expr_value(fusion::ExprId id) const;
   std::string op_value(fusion::ExprId id) const;
   std::string index_value(fusion::ExprId id) const;
