@@ -52,6 +52,15 @@ static __device__ __forceinline__ void gf_launch_dependents_now() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+// 16 bytes of constant data read before gf_grid_dependency_sync(). A plain (coherent) load on
+// purpose: ptxas moves read-only loads (__ldg, ld.global.nc) below griddepcontrol.wait, which
+// would leave them waiting for the kernel before this one after all; coherent loads stay above.
+static __device__ __forceinline__ uint4 gf_load_before_wait(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
 // Starts moving `bytes` (a multiple of 16, from a 16-byte aligned address) of constant data
 // towards L2, so that reading it after gf_grid_dependency_sync() costs less.
 static __device__ __forceinline__ void gf_prefetch_l2(const void* p, unsigned int bytes) {

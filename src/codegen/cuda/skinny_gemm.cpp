@@ -298,14 +298,14 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     wq[p] = uq[kGated ? p : 0] = sq[kPreloadNorm ? p : 0] = bq[kPreloadNorm && kRowNormBias ? p : 0] = zero;
     if (col < kN && k0 < kK) {
-      wq[p] = __ldg(reinterpret_cast<const uint4*>(wrow + k0));
-      if (kGated) uq[kGated ? p : 0] = __ldg(reinterpret_cast<const uint4*>(wurow + k0));
+      wq[p] = gf_load_before_wait(wrow + k0);
+      if (kGated) uq[kGated ? p : 0] = gf_load_before_wait(wurow + k0);
     }
     if (kPreloadNorm && k0 < kK) {
-      sq[kPreloadNorm ? p : 0] = __ldg(reinterpret_cast<const uint4*>(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0));
+      sq[kPreloadNorm ? p : 0] = gf_load_before_wait(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0);
       if (kRowNormBias)
         bq[kPreloadNorm && kRowNormBias ? p : 0] =
-            __ldg(reinterpret_cast<const uint4*>(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0));
+            gf_load_before_wait(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0);
     }
   }
   // The lane that stores reads its bias now when it is a constant, else right after the wait.
