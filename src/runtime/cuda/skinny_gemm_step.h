@@ -30,7 +30,10 @@ namespace gf::cuda {
 // bench_skinny_gemm on an H200 (f16, GPT-2 small's 48 products in one CUDA graph), the kernel's
 // time over cuBLASLt's with W [n, k]: plain edges 0.64, 0.72, 0.84, 1.11, 1.76 at m = 1, 2, 4,
 // 8, 16; programmatic edges (as the executor's graphs run on sm_90+) 0.50, 0.59, 0.83, 1.22,
-// 1.82. With W [k, n] it lost from m = 2 on (1.03 to 3.60), hence the [n, k] upload.
+// 1.82. With W [k, n] it lost from m = 2 on (1.03 to 3.60), hence the [n, k] upload. Since the
+// early weight reads are coherent loads (which ptxas keeps above the wait), programmatic edges
+// give 0.38 at m = 1 and 0.96-0.97 at m = 8 (2026-12-01); the rule stays at 4 until a whole model
+// at batch 8 measures the difference.
 inline constexpr int64_t kSkinnyGemmAutoMaxRows = 4;
 
 // Whether a product of `rows` rows (after folding) with W stored [n, k] (`w_transposed`) or
