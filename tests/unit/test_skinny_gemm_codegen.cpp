@@ -3,11 +3,13 @@
 // the reference is tests/gpu/test_skinny_gemm.cpp.
 #ifdef GF_HAVE_CUDA
 
+#include <nvrtc.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "codegen/cuda/skinny_gemm.h"
@@ -25,6 +27,25 @@ codegen::NvrtcOptions scratch_cache() {
   o.cache_dir =
       std::filesystem::temp_directory_path() / ("gf_test_skinny_gemm_" + std::to_string(getpid()));
   return o;
+}
+
+// `source` compiled by NVRTC to PTX for compute_90, with the flags every kernel gets.
+std::string ptx_for_sm90(const std::string& source) {
+  nvrtcProgram program = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&program, source.c_str(), "skinny.cu", 0, nullptr, nullptr),
+            NVRTC_SUCCESS);
+  std::vector<const char*> flags(codegen::kNvrtcFlags.begin(), codegen::kNvrtcFlags.end());
+  flags.push_back("--gpu-architecture=compute_90");
+  std::string ptx;
+  if (nvrtcCompileProgram(program, static_cast<int>(flags.size()), flags.data()) == NVRTC_SUCCESS) {
+    size_t size = 0;
+    nvrtcGetPTXSize(program, &size);
+    ptx.resize(size);
+    nvrtcGetPTX(program, ptx.data());
+  }
+  nvrtcDestroyProgram(&program);
+  EXPECT_FALSE(ptx.empty()) << "NVRTC did not compile the kernel to PTX";
+  return ptx;
 }
 
 TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
@@ -178,7 +199,18 @@ TEST(SkinnyGemmCodegen, ReadsBeforeTheWaitAreCoherentLoads) {
   EXPECT_NE(before_wait.find("sq[kPreloadNorm ? p : 0] = gf_load_before_wait("), std::string::npos);
   EXPECT_EQ(before_wait.find("__ldg"), std::string::npos);
   EXPECT_EQ(before_wait.find("gf_load_vec("), std::string::npos);  // its vector path is __ldg
-  EXPECT_NE(src.find("ld.global.v4.u32"), std::string::npos);
+  // What NVVM makes of it: before the wait, W's, W_up's and the norm's pieces as coherent
+  // vector loads and no read-only load at all.
+  const std::string ptx = ptx_for_sm90(src);
+  const size_t ptx_wait = ptx.find("griddepcontrol.wait");
+  ASSERT_NE(ptx_wait, std::string::npos);
+  const std::string ptx_before = ptx.substr(0, ptx_wait);
+  size_t vector_loads = 0;
+  for (size_t at = ptx_before.find("ld.global.v4.u32"); at != std::string::npos;
+       at = ptx_before.find("ld.global.v4.u32", at + 1))
+    ++vector_loads;
+  EXPECT_GE(vector_loads, 4u);  // W, W_up, the scale and the bias, 3 pieces each when unrolled
+  EXPECT_EQ(ptx_before.find("ld.global.nc"), std::string::npos);
 }
 
 // A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
