@@ -32,8 +32,9 @@ namespace gf::cuda {
 // 8, 16; programmatic edges (as the executor's graphs run on sm_90+) 0.50, 0.59, 0.83, 1.22,
 // 1.82. With W [k, n] it lost from m = 2 on (1.03 to 3.60), hence the [n, k] upload. Since the
 // early weight reads are coherent loads (which ptxas keeps above the wait), programmatic edges
-// give 0.38 at m = 1 and 0.96-0.97 at m = 8 (2026-12-01); the rule stays at 4 until a whole model
-// at batch 8 measures the difference.
+// give 0.38 at m = 1 and 0.96-0.97 at m = 8 (2026-12-01). Yet the whole GPT-2 step at batch 8
+// (`graphfuse run --skinny-gemm always` against `auto`, three rounds, same session) took 654-666
+// us with its 49 products as skinny kernels against 564-573 us with cuBLASLt: the rule stays at 4.
 inline constexpr int64_t kSkinnyGemmAutoMaxRows = 4;
 
 // Whether a product of `rows` rows (after folding) with W stored [n, k] (`w_transposed`) or
