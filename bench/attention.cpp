@@ -50,7 +50,8 @@ struct Shape4 {
 
 struct Result {
   Shape4 shape;
-  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced), "split" (decode), "row", or
+  // "mma", "mma/1", "mma/2" (16-row groups per warp, when forced), "split" (decode; "split/N"
+  // with N blocks per cluster, when forced), "row", or
   // "cudnn" (cuDNN's fused attention through runtime/cuda/cudnn_sdpa.h)
   std::string kernel;
   double us = 0, tflops = 0;
@@ -105,7 +106,7 @@ class Bench {
   Bench(const CudaDeviceInfo& info, int iters)
       : info_(info), iters_(iters), context_(info.index), compiler_(codegen::nvrtc_options_from_environment()) {}
 
-  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0) {
+  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0, int clusters = 0) {
     const Graph g = attention_graph(s);
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
@@ -113,11 +114,13 @@ class Bench {
     options.tensor_core_attention = tensor_cores;
     options.attention_row_groups = row_groups;
     options.split_kv_attention = tensor_cores;  // the decode rows: split across the keys
+    options.decode_cluster_blocks = clusters;
     const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
     const codegen::CubinPtr cubin = compiler_.compile(src.source, options.compute_capability);
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);
+    allow_cluster_blocks(fn, src.launch.cluster_blocks, src.name);
 
     std::vector<std::unique_ptr<DeviceBuffer>> buffers;
     std::vector<CUdeviceptr> table;
@@ -136,8 +139,9 @@ class Bench {
     void* params[] = {&table_ptr};
     Result r;
     r.shape = s;
-    r.kernel = src.source.find("split across the keys") != std::string::npos ? "split"
-               : src.source.find("tensor cores") == std::string::npos      ? "row"
+    r.kernel = src.source.find("split across the keys") != std::string::npos
+                   ? clusters > 0 ? "split/" + std::to_string(clusters) : "split"
+               : src.source.find("tensor cores") == std::string::npos ? "row"
                : row_groups > 0 ? "mma/" + std::to_string(row_groups)
                                 : "mma";
     r.us = time_us(iters_, [&] {
@@ -254,8 +258,8 @@ std::vector<Shape4> decode_shapes(bool quick) {
 
 int bench_main(int argc, char** argv) {
   int iters = 20;
-  bool quick = false, row_kernel = false;
-  std::vector<int> row_groups;
+  bool quick = false, row_kernel = false, decode_only = false;
+  std::vector<int> row_groups, decode_clusters;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -267,16 +271,19 @@ int bench_main(int argc, char** argv) {
       quick = true;
     } else if (a == "--row-kernel") {
       row_kernel = true;
-    } else if (a == "--row-groups" && i + 1 < argc) {
+    } else if ((a == "--row-groups" || a == "--decode-clusters") && i + 1 < argc) {
+      std::vector<int>& list = a == "--row-groups" ? row_groups : decode_clusters;
       for (const char* p = argv[++i]; *p;) {
-        row_groups.push_back(std::atoi(p));
+        list.push_back(std::atoi(p));
         while (*p && *p != ',') ++p;
         if (*p) ++p;
       }
+    } else if (a == "--decode-only") {
+      decode_only = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] "
-                   "[--json FILE]\n");
+                   "[--decode-only] [--decode-clusters 8,16] [--json FILE]\n");
       return 1;
     }
   }
@@ -288,7 +295,7 @@ int bench_main(int argc, char** argv) {
   const CudaDeviceInfo& dev = probe.devices.front();
   Bench bench(dev, iters);
   std::vector<Result> results;
-  for (const Shape4& s : prefill_shapes(quick)) {
+  for (const Shape4& s : decode_only ? std::vector<Shape4>{} : prefill_shapes(quick)) {
     results.push_back(bench.run(s, true));
     for (int groups : row_groups) results.push_back(bench.run(s, true, groups));
     if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
@@ -297,6 +304,7 @@ int bench_main(int argc, char** argv) {
   std::vector<Result> decode;
   for (const Shape4& s : decode_shapes(quick)) {
     decode.push_back(bench.run(s, true));
+    for (int clusters : decode_clusters) decode.push_back(bench.run(s, true, 0, clusters));
     if (row_kernel) decode.push_back(bench.run(s, false));
     if (Result c = bench.run_cudnn(s); !c.kernel.empty()) decode.push_back(c);
   }

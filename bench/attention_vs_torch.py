@@ -11,7 +11,7 @@ token against a 4k-32k key/value cache, 32 query heads over 8 key/value heads): 
 bandwidth of reading K and V once, and its share of the copy bandwidth measured by the bench.
 
     bench/attention_vs_torch.py [--bench build/bin/bench_attention] [--iters 20] [--quick]
-                                [--out DIR]
+                                [--decode-only] [--out DIR]
 
 Writes DIR/attention.json (ours) and DIR/attention_vs_torch.json (the table). Exits with 2 and
 a one-line reason where there is no GPU or no PyTorch.
@@ -102,6 +102,7 @@ def main():
     p.add_argument("--bench", default=os.path.join(here, "..", "build", "bin", "bench_attention"))
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--quick", action="store_true", help="S = 1024 only (a smoke run)")
+    p.add_argument("--decode-only", action="store_true", help="the decode rows only")
     p.add_argument("--out", default=os.environ.get("OUT") or "/tmp")
     args = p.parse_args()
     try:
@@ -112,22 +113,24 @@ def main():
         fail("no CUDA device for PyTorch")
 
     ours_path = os.path.join(args.out, "attention.json")
-    cmd = [args.bench, "--iters", str(args.iters), "--json", ours_path] + (["--quick"] if args.quick else [])
+    cmd = [args.bench, "--iters", str(args.iters), "--json", ours_path] + (["--quick"] if args.quick else []) + \
+        (["--decode-only"] if args.decode_only else [])
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {run.returncode}: {run.stderr.strip()}")
     ours_json = json.load(open(ours_path))
-    ours = [r for r in ours_json["results"] if r["kernel"] == "mma"]
+    ours = [r for r in ours_json.get("results", []) if r["kernel"] == "mma"]
     key = lambda r: (r["dtype"], r["batch"], r["heads"], r["kv_heads"], r["q_len"], r["kv_len"], r["head_dim"],
                      r["causal"])
-    cudnn_path = {key(r): r for r in ours_json["results"] if r["kernel"] == "cudnn"}
+    cudnn_path = {key(r): r for r in ours_json.get("results", []) if r["kernel"] == "cudnn"}
     peers = torch_rows(torch, ours, args.iters)
 
     print(f"# graphfuse attention against PyTorch {torch.__version__} SDPA, {torch.cuda.get_device_name()}\n")
     print("TFLOP/s (4·B·H·Sq·Skv·D, halved when causal), median of %d runs; x: ours over the backend.\n" % args.iters)
-    print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN | "
-          "ours via cuDNN | x cuDNN |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if ours:
+        print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN | "
+              "ours via cuDNN | x cuDNN |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     table = []
     for o, t in zip(ours, peers):
         def fmt(x):

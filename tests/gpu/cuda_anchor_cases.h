@@ -233,10 +233,13 @@ inline const std::vector<AnchorCase>& mma_attention_cases() {
   return cases;
 }
 
-// Cases of the split-KV decode kernel (at most 4 query rows, at least 256 keys, not causal, head
-// sizes 8 x 2^n up to 256, at most 8 query rows per key/value head): keys not a multiple of the
-// cluster's 8 slices, every dtype, grouped heads with several query rows, masks of each kind
-// (one batch with no visible key), softcap and scale, the packed layout, the smallest head.
+// Cases of the split-KV decode kernels (at most 4 query rows, at least 256 keys, not causal, head
+// sizes 8 x 2^n up to 256; tensor cores for f16/bf16 at head sizes 16-128 with up to 16 query
+// rows per key/value head, CUDA cores for the rest with up to 8): keys not a multiple of the
+// cluster's 8 slices nor of a stage, every dtype, grouped heads with several query rows (more
+// than 8 and 16 on tensor cores), masks of each kind (one batch with no visible key), softcap
+// and scale, the packed layout, the smallest head, 16-bit inputs on CUDA cores, and caches long
+// enough that every warp's ring of stages wraps around several times.
 inline std::vector<AnchorCase> make_decode_attention_cases() {
   std::vector<AnchorCase> cases;
   const DType f32 = DType::kF32, f16 = DType::kF16, bf16 = DType::kBF16;
@@ -266,6 +269,16 @@ inline std::vector<AnchorCase> make_decode_attention_cases() {
         {{"q_num_heads", int64_t{6}}, {"kv_num_heads", int64_t{3}}}, f16);
   }
   add("decode_attention_four_queries_d8_f32", qkv4(1, 1, 1, 4, 256, 8, 8, f32, 110), {}, f32);
+  add("decode_attention_twelve_rows_d128_bf16", qkv4(2, 8, 2, 3, 1500, 128, 128, bf16, 111), {},
+      bf16);
+  {
+    std::vector<Tensor> in = qkv4(1, 8, 1, 2, 700, 64, 64, f16, 112);
+    in.push_back(mask_bools({1, 8, 2, 700}, 113, 4));
+    add("decode_attention_sixteen_rows_bool_mask_d64_f16", std::move(in), {}, f16);
+  }
+  add("decode_attention_d256_bf16", qkv4(2, 4, 2, 1, 600, 256, 256, bf16, 114), {}, bf16);
+  add("decode_attention_long_gqa_d128_bf16", qkv4(1, 8, 2, 1, 9000, 128, 128, bf16, 115), {}, bf16);
+  add("decode_attention_long_d64_f32", qkv4(1, 2, 1, 1, 6000, 64, 64, f32, 116), {}, f32);
   return cases;
 }
 

@@ -68,6 +68,7 @@ class CudaTestDevice {
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);
+    allow_cluster_blocks(fn, src.launch.cluster_blocks, src.name);
 
     std::vector<std::unique_ptr<DeviceBuffer>> device;
     std::vector<CUdeviceptr> table;

@@ -106,8 +106,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaMmaAttention,
                            return testing::mma_attention_cases().at(info.param).name;
                          });
 
-// The split-KV decode kernel (opt-in: CudaEmitOptions::split_kv_attention): its cases from
-// aligned and unaligned buffers (plain loads), and with the kernel off.
+// The split-KV decode kernels (CudaEmitOptions::split_kv_attention): their cases from aligned
+// and unaligned buffers (plain loads), with 4 and 8 warps per block (the tensor-core kernel's
+// two sizes, chosen by how many blocks the grid has per SM), in clusters of 16 blocks (the
+// non-portable size), and with the kernel off.
 class CudaDecodeAttention : public CudaAnchorKernels {
  protected:
   void SetUp() override {
@@ -133,6 +135,24 @@ TEST_P(CudaDecodeAttention, MatchesTheReferenceFromAlignedAndUnalignedBuffersAnd
     SCOPED_TRACE("unaligned");
     const size_t offset = c.inputs[0].dtype() == DType::kF32 ? 4 : 2;
     const Tensor got = run_anchor(*device_, c, 0xff, options, offset);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  for (const int sm_count : {1, 1 << 20}) {
+    SCOPED_TRACE("sm_count " + std::to_string(sm_count));
+    codegen::CudaEmitOptions sized = options;
+    sized.sm_count = sm_count;
+    const codegen::CudaKernelSource s = codegen::emit_anchor_kernel(c.node(), c.graph, "k", sized);
+    if (s.source.find("clusters, tensor cores") != std::string::npos) {
+      EXPECT_EQ(s.launch.block, sm_count == 1 ? 128u : 256u);
+    }
+    const Tensor got = run_anchor(*device_, c, 0xff, sized, 0, sm_count);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  {
+    SCOPED_TRACE("clusters of 16");
+    codegen::CudaEmitOptions sixteen = options;
+    sixteen.decode_cluster_blocks = 16;
+    const Tensor got = run_anchor(*device_, c, 0xff, sixteen);
     testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
   }
   {

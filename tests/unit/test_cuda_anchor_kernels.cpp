@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/anchor_kernels.h"
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "gpu/cuda_anchor_cases.h"
@@ -27,7 +28,7 @@ using testing::expect_error;
 
 std::string kernel_name(const AnchorCase& c) { return "anchor_" + c.name; }
 
-// Every kernel a case may take, the opt-in ones included (the split-KV decode kernel).
+// Every kernel a case may take (the split-KV decode kernels included).
 codegen::CudaEmitOptions every_kernel() {
   codegen::CudaEmitOptions o;
   o.split_kv_attention = true;
@@ -51,8 +52,9 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
     EXPECT_EQ(src.source.rfind("// node '" + c.name + "' (" + std::string(op_name(c.node().op)), 0),
               0u)
         << src.source.substr(0, 200);
-    const std::string clusters =
-        src.source.find("split across the keys") != std::string::npos ? "__cluster_dims__(8, 1, 1) " : "";
+    const bool decode = src.source.find("split across the keys") != std::string::npos;
+    EXPECT_EQ(src.launch.cluster_blocks, decode ? 8u : 1u);
+    const std::string clusters = decode ? "__cluster_dims__(8, 1, 1) " : "";
     EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" +
                               std::to_string(src.launch.block) + ") " + clusters + kernel_name(c) +
                               "(void* const* buffers)"),
@@ -62,8 +64,12 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
     EXPECT_LE(src.launch.block, 1024u);
     EXPECT_EQ(src.launch.block % 32, 0u);
     // Static shared memory (<= 48 KiB), except the tensor-core attention kernel's Q, K and V
-    // tiles: dynamic, at most 64 KiB.
-    if (src.source.find("tensor cores") == std::string::npos) {
+    // tiles (dynamic, at most 64 KiB) and the decode kernel's rings of K/V stages (dynamic, at
+    // most 128 KiB: one block per SM on sm_90).
+    if (decode) {
+      EXPECT_GT(src.launch.dynamic_shared_bytes, 0u);
+      EXPECT_LE(src.launch.dynamic_shared_bytes, 128u * 1024);
+    } else if (src.source.find("tensor cores") == std::string::npos) {
       EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);
     } else {
       EXPECT_GT(src.launch.dynamic_shared_bytes, 0u);
@@ -253,13 +259,24 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
   for (const AnchorCase& c : testing::decode_attention_cases()) {
     SCOPED_TRACE(c.name);
     EXPECT_STREQ(emitted_kind(c), "split");
-    EXPECT_STREQ(emitted_kind(c, codegen::CudaEmitOptions{}), "row");  // opt-in
+    EXPECT_STREQ(emitted_kind(c, codegen::CudaEmitOptions{}), "split");  // the default
+    codegen::CudaEmitOptions off;
+    off.split_kv_attention = false;
+    EXPECT_STREQ(emitted_kind(c, off), "row");
     codegen::CudaEmitOptions ampere = on;
     ampere.compute_capability = 80;
     EXPECT_STREQ(emitted_kind(c, ampere), "row");
-    // Clusters of 8 blocks of 256 threads per (batch, key/value head), declared on the kernel.
+    // Clusters of 8 blocks per (batch, key/value head), declared on the kernel: on tensor cores
+    // (f16/bf16, head sizes 16-128) 8 warps where the grid has fewer than 2 blocks per SM, else
+    // 4; 8 on CUDA cores.
     const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", on);
-    EXPECT_EQ(src.launch.block, 256u);
+    const codegen::AttentionNode a = codegen::read_attention_node(c.node(), c.graph);
+    const bool tensor_cores = a.dtype != DType::kF32 && a.head_dim >= 16 && a.head_dim <= 128;
+    EXPECT_EQ(
+        src.source.find("split across the keys in clusters, tensor cores") != std::string::npos,
+        tensor_cores);
+    const bool wide = src.launch.grid < 2u * static_cast<uint32_t>(on.sm_count);
+    EXPECT_EQ(src.launch.block, !tensor_cores || wide ? 256u : 128u);
     EXPECT_EQ(src.launch.grid % 8, 0u);
     EXPECT_NE(src.source.find("__cluster_dims__(8, 1, 1) k(void* const* buffers)"), std::string::npos);
   }
@@ -268,17 +285,29 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
     return testing::make_anchor_case("a", Op::kAttention, std::move(in), std::move(a), DType::kF16);
   };
   // Too few keys, too many queries, causal, a head size that is not 8 x 2^n, too many rows per
-  // key/value head: not split.
+  // key/value head (16 on tensor cores, 8 on CUDA cores): not split.
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 255, 64, 64, f16, 1))), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 5, 512, 64, 64, f16, 1))), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 512, 64, 64, f16, 1),
                                       {{"is_causal", int64_t{1}}})),
                "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 1, 512, 48, 48, f16, 1))), "row");
-  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 16, 1, 1, 512, 64, 64, f16, 1))), "row");
-  // The grid: 8 blocks per (batch, key/value head).
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 17, 1, 1, 512, 64, 64, f16, 1))), "row");
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 16, 1, 1, 512, 64, 64, f16, 1))), "split");
+  const auto attention32 = [](std::vector<Tensor> in) {
+    return testing::make_anchor_case("a", Op::kAttention, std::move(in), {}, DType::kF32);
+  };
+  EXPECT_STREQ(emitted_kind(attention32(testing::qkv4(1, 9, 1, 1, 512, 64, 64, DType::kF32, 1))),
+               "row");
+  EXPECT_STREQ(emitted_kind(attention32(testing::qkv4(1, 8, 1, 1, 512, 64, 64, DType::kF32, 1))),
+               "split");
+  // The grid: 8 blocks per (batch, key/value head); 8 warps each on 48 blocks, 4 on 1024.
   const AnchorCase c = attention(testing::qkv4(3, 8, 2, 1, 4096, 128, 128, f16, 1));
   EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, "k", on).launch.grid, 3u * 2u * 8u);
+  EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, "k", on).launch.block, 256u);
+  const AnchorCase many = attention(testing::qkv4(16, 32, 8, 1, 256, 128, 128, f16, 1));
+  EXPECT_EQ(emit_anchor_kernel(many.node(), many.graph, "k", on).launch.grid, 16u * 8u * 8u);
+  EXPECT_EQ(emit_anchor_kernel(many.node(), many.graph, "k", on).launch.block, 128u);
 }
 
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {

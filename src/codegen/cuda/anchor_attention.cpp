@@ -189,7 +189,8 @@ CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, con
                                            const std::string& name,
                                            const CudaEmitOptions& options) {
   if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);
-  if (decode_attention_fits(a, options)) return emit_decode_attention_kernel(node, g, a, name);
+  if (decode_attention_fits(a, options))
+    return emit_decode_attention_kernel(node, g, a, name, options);
   return emit_row_attention_kernel(node, g, a, name);
 }
 

@@ -60,16 +60,18 @@ bool mma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
 CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name, const CudaEmitOptions& options);
 
-// Whether the split-KV decode kernel takes the node: at most kDecodeAttentionMaxQueries query
+// Whether a split-KV decode kernel takes the node: at most kDecodeAttentionMaxQueries query
 // rows, at least kDecodeAttentionMinKeys keys, not is_causal, one head size of 8 times a power
-// of two up to 256, at most 8 query rows per key/value head (query heads per key/value head x
-// query rows) and 1024 such rows x head size, sm_90 or later (thread-block clusters), and
-// options.split_kv_attention.
+// of two up to 256, sm_90 or later (thread-block clusters), options.split_kv_attention, and
+// either f16/bf16 with head size 16, 32, 64 or 128 and at most 16 query rows per key/value head
+// (query heads per key/value head x query rows: the tensor-core kernel) or at most 8 such rows
+// and 1024 rows x head size (the CUDA-core kernel).
 constexpr int64_t kDecodeAttentionMaxQueries = 4;
 constexpr int64_t kDecodeAttentionMinKeys = 256;
 bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
 
-CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
-                                              const std::string& name);
+CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
+                                              const AttentionNode& a, const std::string& name,
+                                              const CudaEmitOptions& options);
 
 }  // namespace gf::codegen

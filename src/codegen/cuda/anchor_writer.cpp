@@ -99,6 +99,7 @@ CudaKernelSource AnchorWriter::finish(std::string_view body, std::string_view fu
   src.name = name_;
   src.schedule = CudaSchedule::kPointwise;  // not a fused-kernel schedule; informative only
   src.launch = launch;
+  src.launch.cluster_blocks = static_cast<uint32_t>(cluster_blocks_);
   std::ostringstream out;
   out << header_.str() << cuda_prelude() << "\n"
       << embedded::anchor_common_cuh << "\n// Node constants.\n"

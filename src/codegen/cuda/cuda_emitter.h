@@ -84,15 +84,21 @@ struct CudaEmitOptions {
   // 16-row groups per warp of that kernel (1 or 2); 0: chosen from the shapes and sm_count.
   int attention_row_groups = 0;
   // Decode-shaped attention (few queries, many keys) split across the keys in thread-block
-  // clusters where the node fits (anchor_attention.h); opt-in: off, such nodes take the
-  // one-warp-per-row kernel.
-  bool split_kv_attention = false;
+  // clusters where the node fits (anchor_attention.h); off, such nodes take the one-warp-per-row
+  // kernel (two orders of magnitude slower on a long cache).
+  bool split_kv_attention = true;
+  // Blocks per cluster of that kernel (1..16; above 8 the loader allows the non-portable size);
+  // 0: chosen from the shapes.
+  int decode_cluster_blocks = 0;
 };
 
 struct LaunchConfig {
   uint32_t grid = 0;  // blocks in x; 0: nothing to do, do not launch
   uint32_t block = 0;  // threads per block in x
   uint32_t dynamic_shared_bytes = 0;
+  // Blocks per thread-block cluster, compiled into the kernel (__cluster_dims__); above 8 (the
+  // portable size) the loader must allow it: allow_cluster_blocks in cuda_module.h.
+  uint32_t cluster_blocks = 1;
 };
 
 struct CudaKernelSource {

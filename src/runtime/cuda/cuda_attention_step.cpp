@@ -90,6 +90,7 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   const CUfunction fn = module->function(generated.kernel.name);
   const codegen::LaunchConfig& l = generated.kernel.launch;
   allow_dynamic_shared_memory(fn, l.dynamic_shared_bytes, generated.label);
+  allow_cluster_blocks(fn, l.cluster_blocks, generated.label);
   CUdeviceptr table_ptr = table_buffer.ptr();
   void* params[] = {&table_ptr};
   Timing t;

@@ -108,6 +108,14 @@ void allow_dynamic_shared_memory(CUfunction fn, uint32_t bytes, const std::strin
            "cuFuncSetAttribute (" + label + ", " + std::to_string(bytes) + " bytes of shared memory)");
 }
 
+void allow_cluster_blocks(CUfunction fn, uint32_t blocks, const std::string& label) {
+  constexpr uint32_t kPortable = 8;
+  if (blocks <= kPortable) return;
+  check_cu(
+      cuda_driver().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+      "cuFuncSetAttribute (" + label + ", clusters of " + std::to_string(blocks) + " blocks)");
+}
+
 CUfunction CudaModule::function(const std::string& name) const {
   CUfunction fn = nullptr;
   check_cu(cuda_driver().cuModuleGetFunction(&fn, module_, name.c_str()),

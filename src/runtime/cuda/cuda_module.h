@@ -81,6 +81,10 @@ inline CUDA_KERNEL_NODE_PARAMS kernel_node_params(CUfunction fn, uint32_t grid, 
 // device has less.
 void allow_dynamic_shared_memory(CUfunction fn, uint32_t bytes, const std::string& label);
 
+// Lets `fn`, compiled with __cluster_dims__(blocks, 1, 1), launch: above the portable 8 blocks
+// the kernel must opt in. Throws kDeviceError naming `label` when the device refuses.
+void allow_cluster_blocks(CUfunction fn, uint32_t blocks, const std::string& label);
+
 // A cubin loaded into the current context; unloaded on destruction, which must happen while
 // that context lives. Functions taken from it are valid while it lives.
 class CudaModule {

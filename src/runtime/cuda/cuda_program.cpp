@@ -33,6 +33,7 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
     state.modules.push_back(CudaModule::load(*cubins[next++], s.kernel.name));
     s.fn = state.modules.back()->function(s.kernel.name);
     allow_dynamic_shared_memory(s.fn, s.kernel.launch.dynamic_shared_bytes, s.label);
+    allow_cluster_blocks(s.fn, s.kernel.launch.cluster_blocks, s.label);
   }
   return *cubins[next];
 }

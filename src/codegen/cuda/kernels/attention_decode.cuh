@@ -1,62 +1,26 @@
-// Decode attention split across the key/value length (ONNX opset 23 semantics, as
-// src/runtime/cpu/reference/attention.cpp) for a few query rows against a long key/value cache.
-// One thread-block cluster of kClusterBlocks blocks per (batch, key/value head): its query rows
-// are the kGroup query heads that share that key/value head times the kSq query positions
-// (kRows <= 8), so K and V are read once for all of them. Block `rank` of the cluster takes
-// the rank-th slice of the keys; inside it, teams of kLanesPerKey lanes take one key at a time
-// (each lane 8 of the head's dims), teams of all warps walking the slice together so that
-// neighbouring teams read neighbouring keys. Every team keeps a running max, sum and weighted
-// sum of V per row (online softmax in f32, log2 units); the teams of a warp are merged by
-// shuffles, the warps of a block through shared memory, and the blocks of the cluster by block
-// 0, which reads the others' partial results from their shared memory (distributed shared
-// memory, sm_90) and writes Y. No workspace and one launch.
+// Decode attention split across the key/value length on CUDA cores (ONNX opset 23 semantics, as
+// src/runtime/cpu/reference/attention.cpp), for what the tensor-core kernel does not take: f32,
+// head sizes of 8 or 256. The cluster, the stages and the merges: attention_decode_common.cuh.
+// Inside a warp's stage, teams of kLanesPerKey lanes take one key at a time (each lane 8 of the
+// head's dims) and keep their own running state, merged by shuffles once the warp is done.
 //
-// Needs from the emitter: attention_common.cuh before it, gf_elem / gf_load / gf_store,
-// gf_mask_elem, the constants of attention_common.cuh and kB, kHq, kGroup, kSq, kSkv, kD (= kDv,
-// 8 times a power of two up to 256), the kQ/kK/kV/kY strides, kScale, kSoftcap, and kWarps, kClusterBlocks, kRows
-// (= kGroup * kSq). The entry point carries __cluster_dims__(kClusterBlocks, 1, 1). Not for
-// is_causal (the emitter does not choose it then).
+// Needs from the emitter: attention_common.cuh and attention_decode_common.cuh before it (and
+// what they need); kD is 8 times a power of two up to 256, kRows <= 8 and kRows * kD <= 1024.
 //
 // Against the reference: scores are sums of f32 products in another order; softmax and the
 // weighted sum differ by rounding only.
 
-constexpr int kDecodeThreads = 32 * (int)kWarps;
 constexpr int kLanesPerKey = (int)kD / 8;           // lanes per team: 8 dims each
 constexpr int kTeamsPerWarp = 32 / kLanesPerKey;
-constexpr int kTeams = kTeamsPerWarp * (int)kWarps;  // teams per block
-constexpr int kDecodeRows = (int)kRows;
-constexpr int kUnroll = 4;  // keys per team in flight, and per online-softmax update
-constexpr int64_t kHkv = kHq / (kGroup > 0 ? kGroup : 1);
-constexpr float kDecodeLog2e = 1.4426950408889634f;
-constexpr float kDecodeSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
+constexpr int kUnroll = 4;  // keys per team per stage, and per online-softmax update
+constexpr int kStageKeys = kTeamsPerWarp * kUnroll;  // keys per warp per stage
+constexpr int kStageElems = 2 * kStageKeys * (int)kD;       // K rows, then V rows
 static_assert(kD >= 8 && kD <= 256 && (kLanesPerKey & (kLanesPerKey - 1)) == 0 && kD % 8 == 0,
               "head size of the decode kernel: 8 times a power of two, at most 256");
 static_assert(kDecodeRows >= 1 && kDecodeRows * kD <= 1024, "rows x head size of the decode kernel");
-
-static __device__ __forceinline__ uint32_t gf_decode_smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-// A float at `local` (this block's shared memory) in the shared memory of cluster block `rank`.
-static __device__ __forceinline__ float gf_cluster_load(const float* local, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(gf_decode_smem_addr(local)), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
-static __device__ __forceinline__ void gf_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-static __device__ __forceinline__ uint32_t gf_cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
+// After its last stage a warp's ring holds its partial results: kRows maxima, sums and rows.
+static_assert(kStages * kStageElems * (int)sizeof(gf_elem) >= 4 * kDecodeRows * ((int)kD + 2),
+              "a warp's ring holds its partial results");
 
 // 8 consecutive elements from `p` as floats: one 16-byte load for 16-bit storage when aligned.
 static __device__ __forceinline__ void gf_decode_load8(float* out, const gf_elem* p, bool aligned) {
@@ -74,6 +38,22 @@ static __device__ __forceinline__ void gf_decode_load8(float* out, const gf_elem
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) out[e] = gf_load(p[e]);
+}
+
+// 8 consecutive elements of a K or V row in shared memory (16-byte aligned) as floats.
+static __device__ __forceinline__ void gf_decode_smem8(float* out, const gf_elem* p) {
+  if constexpr (sizeof(gf_elem) == 2) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      out[2 * e] = gf_load((gf_elem)(words[e] & 0xffffu));
+      out[2 * e + 1] = gf_load((gf_elem)(words[e] >> 16));
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) out[e] = gf_load(p[e]);
+  }
 }
 
 // Merges running state (m2, l2, acc2) into (m, l, acc): maxima in log2 units, -inf for none.
@@ -95,23 +75,20 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
   const void* mask = kHasMask ? buffers[3] : nullptr;
   gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
 
-  // Per warp: each row's max, sum and weighted sum; then the block's, read by block 0.
-  __shared__ float gf_warp_m[kWarps][kDecodeRows], gf_warp_l[kWarps][kDecodeRows];
-  __shared__ float gf_warp_acc[kWarps][kDecodeRows * kD];
-  __shared__ float gf_block_m[kDecodeRows], gf_block_l[kDecodeRows];
-  __shared__ float gf_block_acc[kDecodeRows * kD];
+  // Per warp a ring of kStages stages (dynamic shared memory), which holds the warp's partial
+  // results once its keys are done.
+  extern __shared__ __align__(128) uint4 gf_decode_shared[];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int team_lane = lane % kLanesPerKey;  // this lane's dims: 8 * team_lane ...
+  const int team = lane / kLanesPerKey;
   const uint32_t rank = gf_cluster_rank();
   const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
   const int64_t b = group / kHkv;
   const int d0 = 8 * team_lane;
-  const bool aligned = (((uint64_t)q | (uint64_t)k | (uint64_t)v) & 15) == 0 &&
-                       kQStrideS % 8 == 0 && kQStrideH % 8 == 0 && kQStrideB % 8 == 0 &&
-                       kKStrideS % 8 == 0 && kKStrideH % 8 == 0 && kKStrideB % 8 == 0 &&
-                       kVStrideS % 8 == 0 && kVStrideH % 8 == 0 && kVStrideB % 8 == 0;
+  gf_elem* const ring = reinterpret_cast<gf_elem*>(gf_decode_shared) + (int64_t)warp * kStages * kStageElems;
+  const bool aligned = gf_decode_aligned(q, k, v);
 
   // This lane's dims of every query row, scaled (log2 units: scores come out as log2 weights).
   constexpr float kQScale = kSoftcap > 0.0f ? 1.0f : kScale * kDecodeLog2e;
@@ -133,25 +110,45 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
     for (int e = 0; e < 8; ++e) acc[r][e] = 0.0f;
   }
 
-  // This block's slice of the keys.
-  constexpr int64_t kSlice = (kSkv + kClusterBlocks - 1) / kClusterBlocks;
+  // This block's slice of the keys, in stages of kStageKeys: stage n of the slice goes to warp
+  // n % kWarps, so the warps stream neighbouring pieces of K and V.
   const int64_t first = rank * kSlice;
   const int64_t end = first + kSlice < kSkv ? first + kSlice : kSkv;
-  const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH + d0;
-  const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH + d0;
+  const int64_t slice_stages = end > first ? (end - first + kStageKeys - 1) / kStageKeys : 0;
+  // Uniform per warp: every lane takes part in each stage's shuffles.
+  const int64_t my_stages = slice_stages > warp ? (slice_stages - 1 - warp) / kWarps + 1 : 0;
+  const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
+  const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
+  const auto stage_first = [&](int64_t n) { return first + (n * kWarps + warp) * kStageKeys; };
 
-  // The loop's bound is per warp, not per team: every lane of a warp takes part in the shuffles
-  // of each pass (keys past the slice get weight 0).
-  const int64_t warp_first = first + (int64_t)warp * kTeamsPerWarp;
-  const int64_t team_offset = lane / kLanesPerKey;
-  for (int64_t base = warp_first; base < end; base += (int64_t)kTeams * kUnroll) {
+#pragma unroll
+  for (int n = 0; n < kStages - 1; ++n) {
+    if (n < my_stages) gf_decode_fetch<kStageKeys, false>(ring + n * kStageElems, k_head, v_head, stage_first(n), end, lane, aligned);
+    gf_cp_async_commit();
+  }
+  // The ring's slots of stage n and of stage n + kStages - 1, fetched while n is worked on.
+  int slot = 0, ahead_slot = kStages - 1;
+  for (int64_t n = 0; n < my_stages; ++n) {
+    const int64_t ahead = n + kStages - 1;
+    if (ahead < my_stages) {
+      gf_decode_fetch<kStageKeys, false>(ring + ahead_slot * kStageElems, k_head, v_head, stage_first(ahead), end, lane,
+                      aligned);
+    }
+    gf_cp_async_commit();
+    gf_cp_async_wait_stages();
+    __syncwarp();  // every lane's pieces of stage n are in place
+
+    const gf_elem* sk = ring + slot * kStageElems;
+    slot = slot + 1 == kStages ? 0 : slot + 1;
+    ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+    const gf_elem* sv = sk + kStageKeys * kD;
+    const int64_t j0 = stage_first(n);
     float kf[kUnroll][8], vf[kUnroll][8];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {  // every load first: kUnroll keys in flight
-      const int64_t j = base + team_offset + (int64_t)u * kTeams;
-      const int64_t jc = j < end ? j : first;  // a key that exists; its weight is forced to 0
-      gf_decode_load8(kf[u], k_head + jc * kKStrideS, aligned);
-      gf_decode_load8(vf[u], v_head + jc * kVStrideS, aligned);
+    for (int u = 0; u < kUnroll; ++u) {
+      const int key = team + u * kTeamsPerWarp;
+      gf_decode_smem8(kf[u], sk + key * kD + d0);
+      gf_decode_smem8(vf[u], sv + key * kD + d0);
     }
 #pragma unroll
     for (int r = 0; r < kDecodeRows; ++r) {
@@ -159,7 +156,7 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
       float s[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int64_t j = base + team_offset + (int64_t)u * kTeams;
+        const int64_t j = j0 + team + u * kTeamsPerWarp;
         float dot = 0.0f;
 #pragma unroll
         for (int e = 0; e < 8; ++e) dot += qf[r][e] * kf[u][e];
@@ -188,11 +185,14 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
       }
       // Nothing visible yet: the state stays empty (a NaN score goes on, and makes the row NaN).
       if (mx == gf_neg_inf() && !any_nan) continue;
-      const float rescale = exp2f(m[r] - mx);
-      m[r] = mx;
-      l[r] *= rescale;
+      // Once the row's maximum settles (most stages of a long cache) there is nothing to rescale.
+      if (mx != m[r]) {
+        const float rescale = exp2f(m[r] - mx);
+        m[r] = mx;
+        l[r] *= rescale;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc[r][e] *= rescale;
+        for (int e = 0; e < 8; ++e) acc[r][e] *= rescale;
+      }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const float p = exp2f(s[u] - mx);
@@ -201,7 +201,9 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
         for (int e = 0; e < 8; ++e) acc[r][e] += p * vf[u][e];
       }
     }
+    __syncwarp();  // every lane is done with the stage before a later fetch overwrites it
   }
+  gf_cp_async_wait_all();  // the empty groups past the warp's last stage
 
   // The teams of this warp, merged by shuffles (lanes of the same dims in other teams).
 #pragma unroll
@@ -216,49 +218,16 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
       gf_decode_merge(m[r], l[r], acc[r], m2, l2, acc2);
     }
   }
+  // The warp's results into its own ring: maxima, sums, then rows (no other warp touches it).
+  float* const warp_m = reinterpret_cast<float*>(ring);
   if (lane < kLanesPerKey) {
 #pragma unroll
     for (int r = 0; r < kDecodeRows; ++r) {
-      if (lane == 0) gf_warp_m[warp][r] = m[r], gf_warp_l[warp][r] = l[r];
+      if (lane == 0) warp_m[r] = m[r], warp_m[kDecodeRows + r] = l[r];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) gf_warp_acc[warp][r * kD + d0 + e] = acc[r][e];
+      for (int e = 0; e < 8; ++e) warp_m[2 * kDecodeRows + r * kD + d0 + e] = acc[r][e];
     }
   }
-  __syncthreads();
-
-  // The warps of this block: one thread per (row, dim), the row's max and sum alongside.
-  for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
-    const int r = at / kD;
-    float mx = gf_neg_inf();
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, gf_warp_m[w][r]);
-    float sum = 0.0f, weighted = 0.0f;
-    for (int w = 0; w < kWarps; ++w) {
-      const float f = gf_warp_m[w][r] == gf_neg_inf() ? 0.0f : exp2f(gf_warp_m[w][r] - mx);
-      sum += gf_warp_l[w][r] * f;
-      weighted += gf_warp_acc[w][at] * f;
-    }
-    gf_block_acc[at] = weighted;
-    if (at % kD == 0) gf_block_m[r] = mx, gf_block_l[r] = sum;
-  }
-
-  // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
-  gf_cluster_sync();
-  if (rank == 0) {
-    for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
-      const int r = at / kD, d = at % kD;
-      float mx = gf_neg_inf();
-      for (uint32_t c = 0; c < kClusterBlocks; ++c) mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
-      float sum = 0.0f, weighted = 0.0f;
-      for (uint32_t c = 0; c < kClusterBlocks; ++c) {
-        const float mc = gf_cluster_load(&gf_block_m[r], c);
-        const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
-        sum += gf_cluster_load(&gf_block_l[r], c) * f;
-        weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
-      }
-      // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-      const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
-      y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] = gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
-    }
-  }
-  gf_cluster_sync();
+  gf_decode_combine(reinterpret_cast<const float*>(gf_decode_shared), (int64_t)kStages * kStageElems * (int)sizeof(gf_elem) / 4, y,
+                    b, kv_h, rank);
 }

@@ -1,0 +1,184 @@
+// What both split-KV decode attention kernels share (attention_decode.cuh on CUDA cores,
+// attention_decode_mma.cuh on tensor cores): one thread-block cluster of kClusterBlocks blocks
+// per (batch, key/value head), whose query rows are the kGroup query heads that share that
+// key/value head times the kSq query positions (kRows of them), so K and V are read once for
+// all of them. Block `rank` of the cluster takes the rank-th slice of the keys, in stages that
+// its warps take in turn: each warp streams its stages through a ring of its own in shared
+// memory (cp.async, kStages deep), so a block keeps tens of KiB of loads in flight without the
+// registers to hold them, and no warp waits on another before its keys are done. Each warp
+// keeps a running max, sum and weighted sum of V per row (online softmax in f32, log2 units)
+// and leaves them in its ring; the warps of a block are merged through shared memory, and the
+// blocks of the cluster by block 0, which reads the others' results from their shared memory
+// (distributed shared memory, sm_90) and writes Y. No workspace and one launch.
+//
+// Needs from the emitter: attention_common.cuh before it, gf_elem / gf_load / gf_store,
+// gf_mask_elem, the constants of attention_common.cuh and kB, kHq, kGroup, kSq, kSkv, kD (=
+// kDv), the kQ/kK/kV/kY strides, kScale, kSoftcap, kWarps, kClusterBlocks, kStages and kRows
+// (= kGroup * kSq). The entry point carries __cluster_dims__(kClusterBlocks, 1, 1). Not for
+// is_causal (the emitter does not choose it then).
+
+constexpr int kDecodeThreads = 32 * (int)kWarps;
+constexpr int kDecodeRows = (int)kRows;
+constexpr int kElemsPerPiece = 16 / (int)sizeof(gf_elem);  // elements per 16-byte copy
+constexpr int kRowPieces = (int)kD / kElemsPerPiece;        // 16-byte pieces per key row
+constexpr int64_t kHkv = kHq / (kGroup > 0 ? kGroup : 1);
+constexpr float kDecodeLog2e = 1.4426950408889634f;
+constexpr float kDecodeSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
+// Keys per cluster block; the last block's slice may be shorter (or empty).
+constexpr int64_t kSlice = (kSkv + kClusterBlocks - 1) / kClusterBlocks;
+static_assert(kD % kElemsPerPiece == 0, "key rows are whole 16-byte pieces");
+static_assert(kStages >= 2, "the pipeline has at least two stages");
+
+static __device__ __forceinline__ uint32_t gf_decode_smem_addr(const void* p) {
+  uint32_t a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+
+// A float at `local` (this block's shared memory) in the shared memory of cluster block `rank`.
+static __device__ __forceinline__ float gf_cluster_load(const float* local, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(gf_decode_smem_addr(local)), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+static __device__ __forceinline__ void gf_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+static __device__ __forceinline__ uint32_t gf_cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+
+static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+static __device__ __forceinline__ void gf_cp_async_wait_stages() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 1) : "memory");  // the oldest stage is in
+}
+
+// Whether K, V and Q can be copied in 16-byte pieces: the pointers and every row's start.
+static __device__ __forceinline__ bool gf_decode_aligned(const void* q, const void* k, const void* v) {
+  constexpr bool kStridesAligned =
+      ((kQStrideB | kQStrideH | kQStrideS | kKStrideB | kKStrideH | kKStrideS | kVStrideB | kVStrideH | kVStrideS) %
+       kElemsPerPiece) == 0;
+  return kStridesAligned && (((uint64_t)q | (uint64_t)k | (uint64_t)v) & 15) == 0;
+}
+
+// Where piece `col` of tile row `row` goes, in pieces from the tile's start. Swizzled: rows that
+// share a 128-byte line of shared memory take different permutations of their pieces, so that
+// ldmatrix reads the same piece of 8 rows without bank conflicts.
+constexpr int kLinePieces = kRowPieces < 8 ? kRowPieces : 8;
+constexpr int kSwizzleShift = kRowPieces >= 8 ? 0 : kRowPieces == 4 ? 1 : kRowPieces == 2 ? 2 : 3;
+template <bool kSwizzled>
+static __device__ __forceinline__ int gf_decode_piece_at(int row, int col) {
+  if constexpr (kSwizzled) return row * kRowPieces + (col ^ ((row >> kSwizzleShift) & (kLinePieces - 1)));
+  return row * kRowPieces + col;
+}
+
+// Keys [j0, j0 + kKeys) of K, then of V, into a warp's stage `slot` (piece places by
+// gf_decode_piece_at; zeros from key `end` on, so that a key past the slice adds 0 x 0). With
+// `async` each 16-byte piece is one cp.async (the caller commits and waits); otherwise plain
+// loads and stores. A whole aligned stage inside the slice (all but a slice's last) takes the
+// short way: a lane's pieces sit at fixed distances from its first, so each is one cp.async
+// at a constant offset, with no bounds to test.
+template <int kKeys, bool kSwizzled>
+static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_elem* k_head, const gf_elem* v_head,
+                                                       int64_t j0, int64_t end, int lane, bool async) {
+  constexpr int kTilePieces = kKeys * kRowPieces;
+  constexpr int kPasses = kTilePieces / 32;  // per tile
+  static_assert(kTilePieces % 32 == 0, "a stage's pieces are whole passes of a warp");
+  static_assert(32 % kRowPieces == 0 || kRowPieces % 32 == 0, "a pass covers whole rows, or rows whole passes");
+  if (async && j0 + kKeys <= end) {
+    // Pass p's piece: row row0 + p * kRowStep, column col0 + p * kColStep (mod kRowPieces).
+    constexpr int kRowStep = kRowPieces <= 32 ? 32 / kRowPieces : 0;
+    const int row0 = kRowPieces <= 32 ? lane / kRowPieces : 0;
+    const int col0 = kRowPieces <= 32 ? lane % kRowPieces : lane;
+    const gf_elem* k_from = k_head + (j0 + row0) * kKStrideS + col0 * kElemsPerPiece;
+    const gf_elem* v_from = v_head + (j0 + row0) * kVStrideS + col0 * kElemsPerPiece;
+    const uint32_t base = gf_decode_smem_addr(slot);
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int row = row0 + pass * kRowStep;
+      const int col = kRowPieces <= 32 ? col0 : col0 + (32 * pass) % kRowPieces;
+      const int rows_ahead = kRowPieces <= 32 ? pass * kRowStep : 32 * pass / kRowPieces;
+      const int64_t col_ahead = kRowPieces <= 32 ? 0 : (32 * pass) % kRowPieces * kElemsPerPiece;
+      const uint32_t to = base + 16u * (uint32_t)gf_decode_piece_at<kSwizzled>(kRowPieces <= 32 ? row : rows_ahead, col);
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to),
+                   "l"(k_from + rows_ahead * kKStrideS + col_ahead)
+                   : "memory");
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to + 16u * kTilePieces),
+                   "l"(v_from + rows_ahead * kVStrideS + col_ahead)
+                   : "memory");
+    }
+    return;
+  }
+#pragma unroll
+  for (int pass = 0; pass < 2 * kPasses; ++pass) {
+    const int piece = lane + 32 * pass;
+    const bool is_v = piece >= kTilePieces;  // uniform per pass
+    const int rest = is_v ? piece - kTilePieces : piece;
+    const int row = rest / kRowPieces, col = rest % kRowPieces;
+    const int64_t j = j0 + row;
+    const gf_elem* from = (is_v ? v_head + j * kVStrideS : k_head + j * kKStrideS) + col * kElemsPerPiece;
+    gf_elem* to = slot + ((is_v ? kTilePieces : 0) + gf_decode_piece_at<kSwizzled>(row, col)) * kElemsPerPiece;
+    if (async) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gf_decode_smem_addr(to)),
+                   "l"(j < end ? from : k_head), "r"(j < end ? 16 : 0)
+                   : "memory");
+    } else {
+#pragma unroll
+      for (int e = 0; e < kElemsPerPiece; ++e) to[e] = j < end ? from[e] : (gf_elem)0;
+    }
+  }
+}
+
+// Merges the warps' results (warp w's at results + w * stride floats: kRows maxima, kRows sums,
+// then kRows rows of kD) into this block's, then the cluster's by block 0, which writes Y.
+// Called by every thread of every block of the cluster, after the warps' results are written.
+static __device__ __forceinline__ void gf_decode_combine(const float* results, int64_t stride, gf_elem* y,
+                                                         int64_t b, int64_t kv_h, uint32_t rank) {
+  __shared__ float gf_block_m[kDecodeRows], gf_block_l[kDecodeRows];
+  __shared__ float gf_block_acc[kDecodeRows * kD];
+  __syncthreads();
+  // The warps of this block: one thread per (row, dim), the row's max and sum alongside.
+  for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
+    const int r = at / kD;
+    float mx = gf_neg_inf();
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, results[w * stride + r]);
+    float sum = 0.0f, weighted = 0.0f;
+    for (int w = 0; w < kWarps; ++w) {
+      const float* res = results + w * stride;
+      const float f = res[r] == gf_neg_inf() ? 0.0f : exp2f(res[r] - mx);
+      sum += res[kDecodeRows + r] * f;
+      weighted += res[2 * kDecodeRows + at] * f;
+    }
+    gf_block_acc[at] = weighted;
+    if (at % kD == 0) gf_block_m[r] = mx, gf_block_l[r] = sum;
+  }
+
+  // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
+  gf_cluster_sync();
+  if (rank == 0) {
+    for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
+      const int r = at / kD, d = at % kD;
+      float mx = gf_neg_inf();
+      for (uint32_t c = 0; c < kClusterBlocks; ++c) mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
+      float sum = 0.0f, weighted = 0.0f;
+      for (uint32_t c = 0; c < kClusterBlocks; ++c) {
+        const float mc = gf_cluster_load(&gf_block_m[r], c);
+        const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
+        sum += gf_cluster_load(&gf_block_l[r], c) * f;
+        weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
+      }
+      // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
+      const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
+      y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] = gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
+    }
+  }
+  gf_cluster_sync();
+}
