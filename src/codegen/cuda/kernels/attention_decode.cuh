@@ -22,7 +22,8 @@ static_assert(kDecodeRows >= 1 && kDecodeRows * kD <= 1024, "rows x head size of
 static_assert(kStages * kStageElems * (int)sizeof(gf_elem) >= 4 * kDecodeRows * ((int)kD + 2),
               "a warp's ring holds its partial results");
 
-// 8 consecutive elements from `p` as floats: one 16-byte load for 16-bit storage when aligned.
+// 8 consecutive elements from `p` (global or shared memory) as floats: one 16-byte load for
+// 16-bit storage when aligned.
 static __device__ __forceinline__ void gf_decode_load8(float* out, const gf_elem* p, bool aligned) {
   if constexpr (sizeof(gf_elem) == 2) {
     if (aligned) {
@@ -38,22 +39,6 @@ static __device__ __forceinline__ void gf_decode_load8(float* out, const gf_elem
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) out[e] = gf_load(p[e]);
-}
-
-// 8 consecutive elements of a K or V row in shared memory (16-byte aligned) as floats.
-static __device__ __forceinline__ void gf_decode_smem8(float* out, const gf_elem* p) {
-  if constexpr (sizeof(gf_elem) == 2) {
-    const uint4 raw = *reinterpret_cast<const uint4*>(p);
-    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      out[2 * e] = gf_load((gf_elem)(words[e] & 0xffffu));
-      out[2 * e + 1] = gf_load((gf_elem)(words[e] >> 16));
-    }
-  } else {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) out[e] = gf_load(p[e]);
-  }
 }
 
 // Merges running state (m2, l2, acc2) into (m, l, acc): maxima in log2 units, -inf for none.
@@ -110,45 +95,17 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
     for (int e = 0; e < 8; ++e) acc[r][e] = 0.0f;
   }
 
-  // This block's slice of the keys, in stages of kStageKeys: stage n of the slice goes to warp
-  // n % kWarps, so the warps stream neighbouring pieces of K and V.
-  const int64_t first = rank * kSlice;
-  const int64_t end = first + kSlice < kSkv ? first + kSlice : kSkv;
-  const int64_t slice_stages = end > first ? (end - first + kStageKeys - 1) / kStageKeys : 0;
-  // Uniform per warp: every lane takes part in each stage's shuffles.
-  const int64_t my_stages = slice_stages > warp ? (slice_stages - 1 - warp) / kWarps + 1 : 0;
   const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
   const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
-  const auto stage_first = [&](int64_t n) { return first + (n * kWarps + warp) * kStageKeys; };
-
-#pragma unroll
-  for (int n = 0; n < kStages - 1; ++n) {
-    if (n < my_stages) gf_decode_fetch<kStageKeys, false>(ring + n * kStageElems, k_head, v_head, stage_first(n), end, lane, aligned);
-    gf_cp_async_commit();
-  }
-  // The ring's slots of stage n and of stage n + kStages - 1, fetched while n is worked on.
-  int slot = 0, ahead_slot = kStages - 1;
-  for (int64_t n = 0; n < my_stages; ++n) {
-    const int64_t ahead = n + kStages - 1;
-    if (ahead < my_stages) {
-      gf_decode_fetch<kStageKeys, false>(ring + ahead_slot * kStageElems, k_head, v_head, stage_first(ahead), end, lane,
-                      aligned);
-    }
-    gf_cp_async_commit();
-    gf_cp_async_wait_stages();
-    __syncwarp();  // every lane's pieces of stage n are in place
-
-    const gf_elem* sk = ring + slot * kStageElems;
-    slot = slot + 1 == kStages ? 0 : slot + 1;
-    ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+  gf_decode_stream<kStageKeys, false>(ring, k_head, v_head, rank, warp, lane, aligned, [&](const gf_elem* sk, int64_t j0,
+                                                                                         int64_t end) {
     const gf_elem* sv = sk + kStageKeys * kD;
-    const int64_t j0 = stage_first(n);
     float kf[kUnroll][8], vf[kUnroll][8];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int key = team + u * kTeamsPerWarp;
-      gf_decode_smem8(kf[u], sk + key * kD + d0);
-      gf_decode_smem8(vf[u], sv + key * kD + d0);
+      gf_decode_load8(kf[u], sk + key * kD + d0, true);
+      gf_decode_load8(vf[u], sv + key * kD + d0, true);
     }
 #pragma unroll
     for (int r = 0; r < kDecodeRows; ++r) {
@@ -201,9 +158,7 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
         for (int e = 0; e < 8; ++e) acc[r][e] += p * vf[u][e];
       }
     }
-    __syncwarp();  // every lane is done with the stage before a later fetch overwrites it
-  }
-  gf_cp_async_wait_all();  // the empty groups past the warp's last stage
+  });
 
   // The teams of this warp, merged by shuffles (lanes of the same dims in other teams).
 #pragma unroll

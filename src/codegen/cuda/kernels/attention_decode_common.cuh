@@ -137,6 +137,46 @@ static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_e
   }
 }
 
+// Streams this warp's stages of block `rank`'s slice of the keys through the warp's ring of
+// kStages stages: stage n of the slice (kKeys keys) goes to warp n % kWarps, so the warps read
+// neighbouring pieces of K and V; each stage is fetched kStages - 1 stages ahead of the one
+// worked on, and handed to work(stage, j0, end) (K rows, then V rows; its first key; the
+// slice's end) once every lane's pieces are in. The stage count is uniform per warp, so every
+// lane takes part in each stage's shuffles and MMAs.
+template <int kKeys, bool kSwizzled, class Work>
+static __device__ __forceinline__ void gf_decode_stream(gf_elem* ring, const gf_elem* k_head, const gf_elem* v_head,
+                                                        uint32_t rank, int warp, int lane, bool aligned, Work&& work) {
+  constexpr int kStageElems = 2 * kKeys * (int)kD;
+  const int64_t first = rank * kSlice;
+  const int64_t end = first + kSlice < kSkv ? first + kSlice : kSkv;
+  const int64_t slice_stages = end > first ? (end - first + kKeys - 1) / kKeys : 0;
+  const int64_t my_stages = slice_stages > warp ? (slice_stages - 1 - warp) / kWarps + 1 : 0;
+  const auto stage_first = [&](int64_t n) { return first + (n * kWarps + warp) * kKeys; };
+#pragma unroll
+  for (int n = 0; n < kStages - 1; ++n) {
+    if (n < my_stages) {
+      gf_decode_fetch<kKeys, kSwizzled>(ring + n * kStageElems, k_head, v_head, stage_first(n), end, lane, aligned);
+    }
+    gf_cp_async_commit();
+  }
+  // The ring's slots of stage n and of stage n + kStages - 1, fetched while n is worked on.
+  int slot = 0, ahead_slot = kStages - 1;
+  for (int64_t n = 0; n < my_stages; ++n) {
+    if (n + kStages - 1 < my_stages) {
+      gf_decode_fetch<kKeys, kSwizzled>(ring + ahead_slot * kStageElems, k_head, v_head, stage_first(n + kStages - 1),
+                                        end, lane, aligned);
+    }
+    gf_cp_async_commit();
+    gf_cp_async_wait_stages();
+    __syncwarp();  // every lane's pieces of stage n are in place
+    work((const gf_elem*)(ring + slot * kStageElems), stage_first(n), end);
+    __syncwarp();  // every lane is done with the stage before a later fetch overwrites it
+    slot = slot + 1 == kStages ? 0 : slot + 1;
+    ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+  }
+  gf_cp_async_wait_all();  // the empty groups past the warp's last stage
+}
+
 // Merges the warps' results (warp w's at results + w * stride floats: kRows maxima, kRows sums,
 // then kRows rows of kD) into this block's, then the cluster's by block 0, which writes Y.
 // Called by every thread of every block of the cluster, after the warps' results are written.

@@ -8,8 +8,9 @@
 // accumulators, as the prefill kernel (attention_mma.cuh) does for 16 rows of one head. On CUDA
 // cores the dot products and their shuffles bound the kernel well below the memory's speed.
 //
-// Needs from the emitter: attention_common.cuh and attention_decode_common.cuh before it (and
-// what they need), 16-bit gf_elem, kBf16 (the MMA input format); kD is 16, 32, 64 or 128.
+// Needs from the emitter: attention_common.cuh, mma_fragments.cuh and attention_decode_common.cuh
+// before it (and what they need), 16-bit gf_elem, kBf16 (the MMA input format); kD is 16, 32, 64
+// or 128.
 //
 // Against the reference: the scores are exact products of the 16-bit inputs summed in f32 (in
 // another order), then scaled; the weights are rounded to the input format before the weighted
@@ -26,52 +27,6 @@ static_assert(kD == 16 || kD == 32 || kD == 64 || kD == 128, "head size of the t
 static_assert(kDecodeRows >= 1 && kDecodeRows <= 16, "query rows of the tensor-core decode kernel");
 // After its last stage a warp's ring holds its results: kRows maxima, sums and rows.
 static_assert(kStages * kStageElems * 2 >= 4 * kDecodeRows * ((int)kD + 2), "a warp's ring holds its results");
-
-static __device__ __forceinline__ void gf_decode_ldmatrix_x4(uint32_t* r, const gf_elem* p, bool trans) {
-  if (trans) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(gf_decode_smem_addr(p)));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(gf_decode_smem_addr(p)));
-  }
-}
-
-// c (16 x 8, f32) += a (16 x 16, row-major fragment) * b (16 x 8, column-major fragment).
-static __device__ __forceinline__ void gf_decode_mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-  if constexpr (kBf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats rounded (to nearest even) to the input format, `lo` in the low half.
-static __device__ __forceinline__ uint32_t gf_decode_pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kBf16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-
-static __device__ __forceinline__ float gf_decode_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buffers) {
   const gf_elem* q = (const gf_elem*)buffers[0] + kQOffset;
@@ -114,50 +69,21 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
   float row_max[2] = {gf_neg_inf(), gf_neg_inf()}, row_sum[2] = {0.0f, 0.0f};
   constexpr int kHalves = kUpperRows ? 2 : 1;
 
-  // This block's slice of the keys, in stages of kStageKeys: stage n of the slice goes to warp
-  // n % kWarps, so the warps stream neighbouring pieces of K and V.
-  const int64_t first = rank * kSlice;
-  const int64_t end = first + kSlice < kSkv ? first + kSlice : kSkv;
-  const int64_t slice_stages = end > first ? (end - first + kStageKeys - 1) / kStageKeys : 0;
-  // Uniform per warp: every lane takes part in each stage's shuffles and MMAs.
-  const int64_t my_stages = slice_stages > warp ? (slice_stages - 1 - warp) / kWarps + 1 : 0;
   const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
   const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
-  const auto stage_first = [&](int64_t n) { return first + (n * kWarps + warp) * kStageKeys; };
-
-#pragma unroll
-  for (int n = 0; n < kStages - 1; ++n) {
-    if (n < my_stages) gf_decode_fetch<kStageKeys, true>(ring + n * kStageElems, k_head, v_head, stage_first(n), end, lane, aligned);
-    gf_cp_async_commit();
-  }
-  // The ring's slots of stage n and of stage n + kStages - 1, fetched while n is worked on.
-  int slot = 0, ahead_slot = kStages - 1;
-  for (int64_t n = 0; n < my_stages; ++n) {
-    const int64_t ahead = n + kStages - 1;
-    if (ahead < my_stages) {
-      gf_decode_fetch<kStageKeys, true>(ring + ahead_slot * kStageElems, k_head, v_head, stage_first(ahead),
-                                        end, lane, aligned);
-    }
-    gf_cp_async_commit();
-    gf_cp_async_wait_stages();
-    __syncwarp();  // every lane's pieces of stage n are in place
-
-    const gf_elem* sk = ring + slot * kStageElems;
-    slot = slot + 1 == kStages ? 0 : slot + 1;
-    ahead_slot = ahead_slot + 1 == kStages ? 0 : ahead_slot + 1;
+  gf_decode_stream<kStageKeys, true>(ring, k_head, v_head, rank, warp, lane, aligned, [&](const gf_elem* sk, int64_t j0,
+                                                                                         int64_t end) {
     const gf_elem* sv = sk + kStageKeys * kD;
-    const int64_t j0 = stage_first(n);
 
     // Scores of the rows against the stage's 16 keys (two n8 tiles).
     float s[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       uint32_t kb[4];
-      gf_decode_ldmatrix_x4(
-          kb, sk + gf_decode_piece_at<true>((lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)) * kElemsPerPiece,
-          false);
-      gf_decode_mma(s[0], qa[ks], kb[0], kb[1]);
-      gf_decode_mma(s[1], qa[ks], kb[2], kb[3]);
+      gf_ldmatrix_x4(kb, sk + gf_decode_piece_at<true>((lane & 7) + ((lane >> 4) << 3), 2 * ks + ((lane >> 3) & 1)) *
+                             kElemsPerPiece);
+      gf_mma(s[0], qa[ks], kb[0], kb[1]);
+      gf_mma(s[1], qa[ks], kb[2], kb[3]);
     }
 
     // Without a mask or softcap (and with a positive scale) scores keep their raw products: the
@@ -205,13 +131,13 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
       mx = fmaxf(row_max[hf], mx * to_log2);
       // Every score so far -inf: shift by 0, so the weights are exp(-inf) = 0 and not NaN.
       const float shift = mx == gf_neg_inf() ? 0.0f : mx;
-      rescale[hf] = gf_decode_exp2(row_max[hf] - shift);
+      rescale[hf] = gf_exp2(row_max[hf] - shift);
       unmoved = unmoved && mx == row_max[hf];
       row_max[hf] = mx;
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
-        s[nt][c] = gf_decode_exp2(fmaf(s[nt][c], to_log2, -shift));
-        s[nt][c + 1] = gf_decode_exp2(fmaf(s[nt][c + 1], to_log2, -shift));
+        s[nt][c] = gf_exp2(fmaf(s[nt][c], to_log2, -shift));
+        s[nt][c + 1] = gf_exp2(fmaf(s[nt][c + 1], to_log2, -shift));
       }
       row_sum[hf] = row_sum[hf] * rescale[hf] + ((s[0][c] + s[0][c + 1]) + (s[1][c] + s[1][c + 1]));
     }
@@ -226,20 +152,18 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
     // Weights x V: the score accumulators of the two n8 tiles are the A fragment of one k16
     // step (rows g + 8 stay zero when no query row is there).
     uint32_t a[4];
-    a[0] = gf_decode_pack2(s[0][0], s[0][1]);
-    a[1] = kUpperRows ? gf_decode_pack2(s[0][2], s[0][3]) : 0u;
-    a[2] = gf_decode_pack2(s[1][0], s[1][1]);
-    a[3] = kUpperRows ? gf_decode_pack2(s[1][2], s[1][3]) : 0u;
+    a[0] = gf_pack2(s[0][0], s[0][1]);
+    a[1] = kUpperRows ? gf_pack2(s[0][2], s[0][3]) : 0u;
+    a[2] = gf_pack2(s[1][0], s[1][1]);
+    a[3] = kUpperRows ? gf_pack2(s[1][2], s[1][3]) : 0u;
 #pragma unroll
     for (int dp = 0; dp < kOTiles / 2; ++dp) {
       uint32_t vb[4];
-      gf_decode_ldmatrix_x4(vb, sv + gf_decode_piece_at<true>(lane & 15, 2 * dp + (lane >> 4)) * kElemsPerPiece, true);
-      gf_decode_mma(o[2 * dp], a, vb[0], vb[1]);
-      gf_decode_mma(o[2 * dp + 1], a, vb[2], vb[3]);
+      gf_ldmatrix_x4_trans(vb, sv + gf_decode_piece_at<true>(lane & 15, 2 * dp + (lane >> 4)) * kElemsPerPiece);
+      gf_mma(o[2 * dp], a, vb[0], vb[1]);
+      gf_mma(o[2 * dp + 1], a, vb[2], vb[3]);
     }
-    __syncwarp();  // every lane is done with the stage before a later fetch overwrites it
-  }
-  gf_cp_async_wait_all();  // the empty groups past the warp's last stage
+  });
 
   // The warp's results into its own ring: maxima, sums, then rows (no other warp touches it).
   float* const results = reinterpret_cast<float*>(ring);

@@ -18,7 +18,7 @@
 // the exponent's FMA; and a tile that raises none of a warp's row maxima (most tiles, once the
 // maxima settle) skips rescaling the output accumulators.
 //
-// Needs from the emitter: attention_common.cuh before it, gf_elem (16-bit storage), gf_load,
+// Needs from the emitter: attention_common.cuh and mma_fragments.cuh before it, gf_elem (16-bit storage), gf_load,
 // gf_mask_elem, and the constants kWarps, kMTiles, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
 // kSkv, kD, kQ/kK/kV/kY strides (batch, head, position; multiples of 8 elements; the head_dim
 // stride is 1), kScale, kSoftcap, kCausal and the mask constants of attention_common.cuh.
@@ -49,61 +49,9 @@ constexpr float kScaleLog2 = kScale * kLog2e;
 constexpr int kMmaSharedBytes = 2 * kHd * (kBlockM + 2 * kBlockN);
 static_assert(kHd == 16 || kHd == 32 || kHd == 64 || kHd == 128, "head size of the MMA kernel");
 
-static __device__ __forceinline__ uint32_t gf_smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
 // Element offset of (row, 16-byte chunk) in a tile of kHd-wide rows.
 static __device__ __forceinline__ int gf_tile_at(int row, int chunk) {
   return row * kHd + ((chunk ^ ((row >> kSwizzleShift) & kSwizzleMask)) << 3);
-}
-
-static __device__ __forceinline__ void gf_ldmatrix_x4(uint32_t* r, const gf_elem* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(gf_smem_addr(p)));
-}
-
-static __device__ __forceinline__ void gf_ldmatrix_x4_trans(uint32_t* r, const gf_elem* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(gf_smem_addr(p)));
-}
-
-// c (16 x 8, f32) += a (16 x 16, row-major fragment) * b (16 x 8, column-major fragment).
-static __device__ __forceinline__ void gf_mma(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-  if constexpr (kBf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats rounded (to nearest even) to the input format, `lo` in the low half.
-static __device__ __forceinline__ uint32_t gf_pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kBf16) {
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  } else {
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  }
-  return r;
-}
-
-static __device__ __forceinline__ float gf_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
 }
 
 static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
