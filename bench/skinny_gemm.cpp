@@ -3,12 +3,15 @@
 // weights per product, so nothing is served from L2) are captured into one CUDA graph and timed
 // over replays with events.
 //
-//   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...]
+//   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
-// and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32 query / 8 KV heads, SwiGLU MLP of
-// 11008; W [n, k], as Linear layers store them) at m = 1, four layers deep; and each GPT-2 shape
-// alone, 12 products deep, W [n, k], at m = 1 and 8 (those of --rows).
+// and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32
+// query / 8 KV heads, SwiGLU MLP of 11008; W [n, k], as Linear layers store them) at m = 1, four
+// layers deep; and each GPT-2 shape alone, 12 products deep, W [n, k], at m = 1 and 8 (those of
+// --rows). Nothing repoints the kernels' pointer tables, so they read A's address before their wait
+// (SkinnyGemmSpec::stable_input_addresses); --late-addresses reads it after, as a kernel whose A
+// may be bound to a caller's buffer does.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -113,7 +116,8 @@ struct Timing {
   double ours_us = 0, ours_programmatic_us = 0, cublas_us = 0, weight_bytes = 0;
 };
 
-Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream, int reps) {
+Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream,
+               int reps, bool early_addresses) {
   const DType dtype = DType::kF16;
   const size_t es = 2;
   Timing t;
@@ -153,6 +157,7 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     spec.w_transposed = row.w_transposed;
     spec.gated = p.gated;
     spec.prefetch_weights = true;  // W is never written: read ahead of the wait
+    spec.stable_input_addresses = early_addresses;  // nothing repoints this bench's tables
     const std::string name = "gf_skinny";
     const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);
     std::unique_ptr<CudaModule>& module = modules[src.source];
@@ -250,12 +255,18 @@ int run(int argc, char** argv) {
   std::string json_path;
   int reps = 50;
   std::vector<int64_t> row_counts{1, 2, 4, 8, 16};  // what kSkinnyGemmAutoMaxRows rests on
+  bool early_addresses = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
     else if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--rows" && i + 1 < argc) row_counts = parse_rows(argv[++i]);
-    else throw Error(ErrorCode::kInvalidArgument, "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...]");
+    else if (arg == "--late-addresses")
+      early_addresses = false;
+    else
+      throw Error(
+          ErrorCode::kInvalidArgument,
+          "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]");
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -317,7 +328,7 @@ int run(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
-    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps);
+    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses);
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;
     const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;

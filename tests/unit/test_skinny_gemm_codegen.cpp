@@ -213,6 +213,40 @@ TEST(SkinnyGemmCodegen, ReadsBeforeTheWaitAreCoherentLoads) {
   EXPECT_EQ(ptx_before.find("ld.global.nc"), std::string::npos);
 }
 
+// Where the caller vouches that no binding repoints them, the addresses of A and the residual
+// are read before the wait (one L2 round trip fewer after it); otherwise after it, in both
+// layouts: gf_bind_in may still be writing them.
+TEST(SkinnyGemmCodegen, InputAddressesAreReadBeforeTheWaitOnlyWhenStable) {
+  const auto loads_before_wait = [](SkinnyGemmSpec s) {
+    const std::string ptx = ptx_for_sm90(codegen::emit_skinny_gemm_kernel(s, "k", 132).source);
+    const size_t wait = ptx.find("griddepcontrol.wait");
+    EXPECT_NE(wait, std::string::npos);
+    const std::string before = ptx.substr(0, wait);
+    size_t n = 0;
+    for (size_t at = before.find("ld.global.u64"); at != std::string::npos;
+         at = before.find("ld.global.u64", at + 1))
+      ++n;
+    return n;
+  };
+  for (const bool transposed : {true, false}) {
+    SCOPED_TRACE(transposed ? "W [n, k]" : "W [k, n]");
+    SkinnyGemmSpec s;
+    s.dtype = DType::kF16;
+    s.m = 1;
+    s.n = 768;
+    s.k = 768;
+    s.w_transposed = transposed;
+    s.prefetch_weights = true;
+    s.constant_epilogue = true;
+    s.has_residual = transposed;  // the W [k, n] kernel reads the residual in its last block
+    const size_t late = loads_before_wait(s);
+    s.stable_input_addresses = true;
+    const std::string src = codegen::emit_skinny_gemm_kernel(s, "k", 132).source;
+    EXPECT_NE(src.find("constexpr bool kStableInputAddresses = true;"), std::string::npos);
+    EXPECT_EQ(loads_before_wait(s), late + (transposed ? 2u : 1u));  // A (and the residual)
+  }
+}
+
 // A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
 // all three fit the registers; otherwise they are read beside A.
 TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {

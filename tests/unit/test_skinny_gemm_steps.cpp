@@ -185,6 +185,41 @@ TEST(SkinnyGemmSteps, AValueReadOutsideTheGroupEndsTheFusedEpilogue) {
   EXPECT_NE(std::find(g.outputs().begin(), g.outputs().end(), h_out), g.outputs().end());
 }
 
+// A's and the residual's addresses are read before the kernel's wait only where no binding can
+// repoint their pointer-table entries: neither is, nor shares storage through views with, a
+// graph input or output.
+TEST(SkinnyGemmSteps, InputAddressesAreReadEarlyOnlyWhereNoBindingCanMoveThem) {
+  const auto stable = [](bool a_is_input, bool a_through_view, bool input_residual) {
+    GraphBuilder b;
+    const ValueId x = b.input("x", DType::kF16, Shape{2, 32});
+    ValueId a = a_is_input ? x : b.softmax(x);
+    if (a_through_view) a = b.reshape(a, std::vector<int64_t>{2, 32});
+    ValueId y = b.matmul(a, b.input("w", DType::kF16, Shape{32, 40}));
+    if (input_residual) y = b.add(y, b.input("r", DType::kF16, Shape{2, 40}));
+    b.output(y, "y");
+    const Graph g = prepared(b.build());
+    const std::optional<cuda::SkinnyGemmStep> s = step_of(g);
+    EXPECT_TRUE(s.has_value());
+    EXPECT_EQ(s && s->spec.has_residual, input_residual);
+    return s && s->spec.stable_input_addresses;
+  };
+  EXPECT_TRUE(stable(false, false, false));  // A computed inside the program
+  EXPECT_TRUE(stable(false, true, false));   // a view of a computed value
+  EXPECT_FALSE(stable(true, false, false));  // A is an input
+  EXPECT_FALSE(stable(true, true, false));   // A is a view of an input
+  EXPECT_FALSE(stable(false, false, true));  // the residual is an input
+  // (A computed residual: every product of the GPT-2 export below.)
+  // A computed value that a view makes a graph output shares the output's binding.
+  GraphBuilder b;
+  const ValueId a = b.softmax(b.input("x", DType::kF16, Shape{2, 32}));
+  b.output(b.reshape(a, std::vector<int64_t>{64}), "a_flat");
+  b.output(b.matmul(a, b.input("w", DType::kF16, Shape{32, 40})), "y");
+  const Graph g = prepared(b.build());
+  const std::optional<cuda::SkinnyGemmStep> s = step_of(g);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_FALSE(s->spec.stable_input_addresses);
+}
+
 TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
   // MatMul, Relu (fused), then Add of a bias row after the activation (not fused): two kernel
   // steps, the second reading what the first wrote. No library call, so no device is needed.
@@ -368,6 +403,8 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
     EXPECT_NE(s.label.find("+bias"), std::string::npos) << s.label;
     // Gemm W [k, n] (transB 0): stored [n, k], which is why auto takes it.
     EXPECT_NE(s.label.find("W[n,k]"), std::string::npos) << s.label;
+    // Every A and residual is computed inside the program: their addresses are read early.
+    EXPECT_NE(s.label.find("(early input addresses)"), std::string::npos) << s.label;
     with_gelu += s.label.find("Gelu") != std::string::npos;
     with_residual += s.label.find("+residual") != std::string::npos;
   }

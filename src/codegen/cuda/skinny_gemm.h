@@ -51,6 +51,11 @@ struct SkinnyGemmSpec {
   // the norm's pieces beside W's when they fit), so a dependent miss on them no longer ends
   // each product after its sums are done.
   bool constant_epilogue = false;
+  // No binding can repoint A's or the residual's pointer-table entries during a run (neither
+  // shares storage with a graph input or output, which gf_bind_in may point at the caller's
+  // buffers after its own trigger): the kernel reads those addresses before its wait too, which
+  // takes one L2 round trip off the path from the wait to A's loads. The caller vouches for it.
+  bool stable_input_addresses = false;
   std::string to_string() const;
 };
 

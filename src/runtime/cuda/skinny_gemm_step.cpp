@@ -205,6 +205,32 @@ void match_row_norm(const Graph& g, const std::vector<int>& reads, int sm_count,
   m.norm = producer;
 }
 
+// Whether `v` may share storage with a graph input or output, following views of every kind
+// both ways (a superset of the executor's aliases, CudaProgramState::storage_of). Only such a
+// value's pointer-table entries can be repointed during a run: gf_bind_in points those of
+// values bound to the caller's buffers (program_bindings.h).
+bool may_share_a_binding(const Graph& g, ValueId v) {
+  std::vector<ValueId> parent(g.num_values());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<ValueId>(i);
+  const auto find = [&](ValueId x) {
+    while (parent[static_cast<size_t>(x)] != x) {
+      parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
+      x = parent[static_cast<size_t>(x)];
+    }
+    return x;
+  };
+  for (const Node& n : g.nodes()) {
+    if (!fusion::is_strided_view(n.op) || n.inputs.empty() || n.inputs[0] == kNoValue) continue;
+    for (ValueId out : n.outputs)
+      if (out != kNoValue) parent[static_cast<size_t>(find(out))] = find(n.inputs[0]);
+  }
+  const ValueId root = find(v);
+  for (const std::vector<ValueId>* list : {&g.inputs(), &g.outputs()})
+    for (ValueId b : *list)
+      if (find(b) == root) return true;
+  return false;
+}
+
 std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
   std::string out;
   for (NodeId id : nodes) {
@@ -240,6 +266,9 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   };
   m->spec.constant_epilogue = constant_or_none(m->bias) && constant_or_none(m->norm_scale) &&
                               constant_or_none(m->norm_bias);
+  m->spec.stable_input_addresses =
+      !may_share_a_binding(g, m->a) &&
+      (m->residual == kNoValue || !may_share_a_binding(g, m->residual));
   SkinnyGemmStep out;
   out.spec = m->spec;
   out.nodes = m->nodes;

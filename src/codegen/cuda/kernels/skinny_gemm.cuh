@@ -1,0 +1,386 @@
+// The skinny GEMM kernels (C = epilogue(A x W), A of 1..16 rows), for
+// codegen/cuda/skinny_gemm.cpp, which writes ahead of this body the prelude, GF_NAME, GF_DTYPE
+// (0 f32, 1 f16, 2 bf16), GF_TRANSPOSED (W stored [n, k]), gf_t, and the spec's and layout's
+// constants (kM, kN, kK, kVec, kWarps, kPreloadPieces, ..., the buffer indices kBufA ... kBufWorkspace).
+// The two layouts are described there.
+static __device__ __forceinline__ float gf_to_f32(gf_t v) {
+#if GF_DTYPE == 0
+  return v;
+#elif GF_DTYPE == 1
+  return gf_f16_to_f32(v);
+#else
+  return __uint_as_float(((uint32_t)v) << 16);
+#endif
+}
+static __device__ __forceinline__ gf_t gf_from_f32(float f) {
+#if GF_DTYPE == 0
+  return f;
+#elif GF_DTYPE == 1
+  return gf_f32_to_f16(f);
+#else
+  return gf_f32_to_bf16(f);
+#endif
+}
+// The kVec elements of one 16-byte piece as floats.
+static __device__ __forceinline__ void gf_unpack(const uint4 v, float* out) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+#if GF_DTYPE == 0
+    out[i] = __uint_as_float(w[i]);
+#else
+    out[2 * i] = gf_to_f32((gf_t)(w[i] & 0xffffu));
+    out[2 * i + 1] = gf_to_f32((gf_t)(w[i] >> 16));
+#endif
+  }
+}
+// kVec elements from p: one 16-byte load when rows are aligned, else element by element
+// (only the first `valid` are read).
+static __device__ __forceinline__ void gf_load_vec(const gf_t* p, float* out, int valid) {
+  if (kVectorLoads) {
+    gf_unpack(__ldg(reinterpret_cast<const uint4*>(p)), out);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) out[i] = i < valid ? gf_to_f32(p[i]) : 0.0f;
+  }
+}
+static __device__ __forceinline__ float gf_activate(float x) {
+  if (kActivation == 1) return x > 0.0f ? x : 0.0f;
+  if (kActivation == 2) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if (kActivation == 3) {
+    const float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(u));
+  }
+  if (kActivation == 4) return x / (1.0f + expf(-x));
+  return x;
+}
+static __device__ __forceinline__ float gf_bias_at(void* const* buffers, int col) {
+  return kHasBias ? gf_to_f32(static_cast<const gf_t*>(buffers[kBufBias])[col]) : 0.0f;
+}
+static __device__ __forceinline__ float gf_residual_at(const gf_t* residual, int m, int col) {
+  return kHasResidual ? gf_to_f32(residual[(int64_t)m * kN + col]) : 0.0f;
+}
+static __device__ __forceinline__ float gf_residual_at(void* const* buffers, int m, int col) {
+  return kHasResidual ? gf_residual_at(static_cast<const gf_t*>(buffers[kBufResidual]), m, col) : 0.0f;
+}
+// Pointer-table entry `i` read before gf_grid_dependency_sync(), for the entries of A and the
+// residual when no binding can repoint them (kStableInputAddresses): gf_bind_in rewrites the
+// entries of values bound to the caller's buffers after its own trigger, so those are read after
+// the wait. A coherent load, which ptxas keeps above the wait.
+static __device__ __forceinline__ const gf_t* gf_entry_before_wait(void* const* buffers, int i) {
+  unsigned long long p;
+  asm volatile("ld.global.u64 %0, [%1];" : "=l"(p) : "l"(buffers + i));
+  return reinterpret_cast<const gf_t*>(p);
+}
+// C[m, col] = the epilogue of the sum v (and of the up product's sum when gated), with the bias
+// and residual element already read.
+static __device__ __forceinline__ void gf_store_with(void* const* buffers, int m, int col, float v, float up,
+                                                     float bias, float residual) {
+  if (kHasBias) v += bias;
+  v = kGated ? (v / (1.0f + expf(-v))) * up : gf_activate(v);
+  if (kHasResidual) v += residual;
+  static_cast<gf_t*>(buffers[kBufC])[(int64_t)m * kN + col] = gf_from_f32(v);
+}
+static __device__ __forceinline__ void gf_store(void* const* buffers, int m, int col, float v, float up) {
+  gf_store_with(buffers, m, col, v, up, gf_bias_at(buffers, col), gf_residual_at(buffers, m, col));
+}
+
+#if GF_TRANSPOSED
+// The row norm's statistics (kRowNorm), one pair per row of A, computed once per block.
+__shared__ float gf_row_mean[kM], gf_row_rstd[kM];
+
+static __device__ __forceinline__ float gf_warp_sum(float v) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(0xffffffffu, v, mask);
+  return v;
+}
+
+// The sum of f(x) over a row of A: lanes take 16-byte pieces, four pieces
+// per round all in flight at once (a load per element in turn would wait out the cache's
+// latency each time).
+constexpr int kRowPieces = (kK + 32 * kVec - 1) / (32 * kVec);
+template <class F>
+static __device__ __forceinline__ float gf_row_sum(const gf_t* row, F f) {
+  const int lane = threadIdx.x & 31;
+  float s = 0.0f;
+  for (int p0 = 0; p0 < kRowPieces; p0 += 4) {
+    float v[4][kVec];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int k0 = ((p0 + p) * 32 + lane) * kVec;
+      const int valid = k0 >= kK ? 0 : kK - k0 < kVec ? kK - k0 : kVec;
+      if (valid > 0) gf_load_vec(row + k0, v[p], valid);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) v[p][i] = i < valid ? v[p][i] : 0.0f;
+    }
+#pragma unroll
+    for (int p = 0; p < 4; ++p) {
+      const int k0 = ((p0 + p) * 32 + lane) * kVec;
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) s += k0 + i < kK ? f(v[p][i]) : 0.0f;
+    }
+  }
+  return gf_warp_sum(s);
+}
+
+// Warp w takes rows w, w + kWarps, ...: mean (LayerNorm) and 1 / sqrt(mean square + eps), the
+// squares taken about the mean, as the norm kernels do.
+static __device__ __forceinline__ void gf_row_statistics(const gf_t* x) {
+  for (int m = threadIdx.x >> 5; m < kM; m += kWarps) {
+    const gf_t* row = x + (int64_t)m * kK;
+    const float mean = kRowNorm == 1 ? gf_row_sum(row, [](float v) { return v; }) / (float)kK : 0.0f;
+    const float q = gf_row_sum(row, [mean](float v) { return (v - mean) * (v - mean); });
+    if ((threadIdx.x & 31) == 0) {
+      gf_row_mean[m] = mean;
+      gf_row_rstd[m] = 1.0f / sqrtf(q / (float)kK + kRowNormEpsilon);
+    }
+  }
+  __syncthreads();
+}
+
+// The row norm's scale and bias (zeros without one) from element k0 on.
+static __device__ __forceinline__ void gf_load_norm(void* const* buffers, int k0, int valid, float* sv, float* bv) {
+#pragma unroll
+  for (int i = 0; i < kVec; ++i) sv[i] = 1.0f, bv[i] = 0.0f;
+  if (kRowNorm == 0) return;
+  gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0, sv, valid);
+  if (kRowNormBias) gf_load_vec(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0, bv, valid);
+}
+
+// acc[m] (and acc_up[m]) += the kVec products of row m of A, from element k0 on, with wv (and
+// uv); with a row norm, A's elements are normalized with scale sv and bias bv (and rounded)
+// first.
+static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, int k0, const float* wv,
+                                                          const float* uv, const float* sv,
+                                                          const float* bv, int valid, float* acc,
+                                                          float* acc_up) {
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+    float av[kVec];
+    gf_load_vec(a + (int64_t)m * kK + k0, av, valid);
+    if (kRowNorm != 0) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i)
+        av[i] = gf_to_f32(gf_from_f32((av[i] - gf_row_mean[m]) * gf_row_rstd[m] * sv[i] + bv[i]));
+    }
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) {
+      acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
+      if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
+    }
+  }
+}
+
+// W is [n, k]: warp w of the grid computes column w.
+extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
+  const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
+  const gf_t* wu = static_cast<const gf_t*>(buffers[kBufWUp]);
+  const int lane = threadIdx.x & 31;
+  const int col = blockIdx.x * kWarps + (threadIdx.x >> 5);
+  const gf_t* wrow = w + (int64_t)col * kK;
+  const gf_t* wurow = wu + (int64_t)col * kK;
+  if (kPreloadPieces > 0) gf_launch_dependents_now();  // measured slower with the L2 prefetch alone
+  if (kPrefetchWeights && lane == 0 && col < kN) {
+    gf_prefetch_l2(wrow, kK * sizeof(gf_t));
+    if (kGated) gf_prefetch_l2(wurow, kK * sizeof(gf_t));
+  }
+  // The lane's pieces of W (constant) in flight before the wait; piece p starts at element
+  // (p * 32 + lane) * kVec of the row. With kPreloadNorm, the norm's pieces too.
+  constexpr int kPieces = kPreloadPieces > 0 ? kPreloadPieces : 1;
+  constexpr int kNormPieces = kPreloadNorm ? kPieces : 1;
+  uint4 wq[kPieces], uq[kGated ? kPieces : 1], sq[kNormPieces], bq[kPreloadNorm && kRowNormBias ? kPieces : 1];
+#pragma unroll
+  for (int p = 0; p < kPreloadPieces; ++p) {
+    const int k0 = (p * 32 + lane) * kVec;
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    wq[p] = uq[kGated ? p : 0] = sq[kPreloadNorm ? p : 0] = bq[kPreloadNorm && kRowNormBias ? p : 0] = zero;
+    if (col < kN && k0 < kK) {
+      wq[p] = gf_load_before_wait(wrow + k0);
+      if (kGated) uq[kGated ? p : 0] = gf_load_before_wait(wurow + k0);
+    }
+    if (kPreloadNorm && k0 < kK) {
+      sq[kPreloadNorm ? p : 0] = gf_load_before_wait(static_cast<const gf_t*>(buffers[kBufNormScale]) + k0);
+      if (kRowNormBias)
+        bq[kPreloadNorm && kRowNormBias ? p : 0] =
+            gf_load_before_wait(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0);
+    }
+  }
+  // The lane that stores reads its bias now when it is a constant, else right after the wait.
+  float bias = 0.0f;
+  if (kHasBias && kConstantEpilogue && lane == 0 && col < kN) bias = gf_bias_at(buffers, col);
+  // A and the residual are what the kernels before this one wrote; their addresses are read
+  // before the wait where no binding repoints them, else after it. The residual's loads go out
+  // before the sums.
+  const gf_t* a_early = kStableInputAddresses ? gf_entry_before_wait(buffers, kBufA) : nullptr;
+  const gf_t* residual_early =
+      kStableInputAddresses && kHasResidual ? gf_entry_before_wait(buffers, kBufResidual) : nullptr;
+  gf_grid_dependency_sync();
+  const gf_t* a = kStableInputAddresses ? a_early : static_cast<const gf_t*>(buffers[kBufA]);
+  float residual[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) residual[m] = 0.0f;
+  if (lane == 0 && col < kN) {
+    if (kHasBias && !kConstantEpilogue) bias = gf_bias_at(buffers, col);
+#pragma unroll
+    for (int m = 0; m < kM; ++m)
+      residual[m] = kStableInputAddresses ? gf_residual_at(residual_early, m, col) : gf_residual_at(buffers, m, col);
+  }
+  if (kRowNorm != 0) gf_row_statistics(a);
+  if (col >= kN) return;
+  float acc[kM], acc_up[kM];
+#pragma unroll
+  for (int m = 0; m < kM; ++m) acc[m] = acc_up[m] = 0.0f;
+#pragma unroll
+  for (int p = 0; p < kPreloadPieces; ++p) {
+    const int k0 = (p * 32 + lane) * kVec;
+    if (k0 >= kK) break;
+    float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
+    gf_unpack(wq[p], wv);
+    if (kGated) gf_unpack(uq[kGated ? p : 0], uv);
+    if (kPreloadNorm) {
+      gf_unpack(sq[kPreloadNorm ? p : 0], sv);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) bv[i] = 0.0f;
+      if (kRowNormBias) gf_unpack(bq[kPreloadNorm && kRowNormBias ? p : 0], bv);
+    } else {
+      gf_load_norm(buffers, k0, kVec, sv, bv);
+    }
+    gf_accumulate_rows(a, k0, wv, uv, sv, bv, kVec, acc, acc_up);
+  }
+#pragma unroll 4
+  for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
+    const int valid = kK - k0 < kVec ? kK - k0 : kVec;
+    float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
+    gf_load_vec(wrow + k0, wv, valid);
+    if (kGated) gf_load_vec(wurow + k0, uv, valid);
+    gf_load_norm(buffers, k0, valid, sv, bv);
+    gf_accumulate_rows(a, k0, wv, uv, sv, bv, valid, acc, acc_up);
+  }
+#pragma unroll
+  for (int m = 0; m < kM; ++m) {
+#pragma unroll
+    for (int mask = 16; mask > 0; mask >>= 1) {
+      acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], mask);
+      if (kGated) acc_up[m] += __shfl_xor_sync(0xffffffffu, acc_up[m], mask);
+    }
+  }
+  if (lane == 0) {
+#pragma unroll
+    for (int m = 0; m < kM; ++m) gf_store_with(buffers, m, col, acc[m], acc_up[m], bias, residual[m]);
+  }
+}
+#else
+// W is [k, n]: block b is column tile b % kTiles of k split b / kTiles.
+constexpr int kTileCols = 32 * kVec;
+extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
+  // A's address: before the wait only where no binding repoints it (see gf_entry_before_wait).
+  const gf_t* a_early = kStableInputAddresses ? gf_entry_before_wait(buffers, kBufA) : nullptr;
+  const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
+  const gf_t* wu = static_cast<const gf_t*>(buffers[kBufWUp]);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int tile = blockIdx.x % kTiles;
+  const int split = blockIdx.x / kTiles;
+  const int tile_col0 = tile * kTileCols;
+  const int col0 = tile_col0 + lane * kVec;
+  const int valid = kN - col0 < kVec ? kN - col0 : kVec;
+  const int k_begin = split * kKPerSplit;
+  const int k_end = k_begin + kKPerSplit < kK ? k_begin + kKPerSplit : kK;
+  if (kPrefetchWeights) {
+    const unsigned int bytes = (kN - tile_col0 < kTileCols ? kN - tile_col0 : kTileCols) * sizeof(gf_t);
+    for (int k = k_begin + (int)threadIdx.x; k < k_end; k += (int)blockDim.x) {
+      gf_prefetch_l2(w + (int64_t)k * kN + tile_col0, bytes);
+      if (kGated) gf_prefetch_l2(wu + (int64_t)k * kN + tile_col0, bytes);
+    }
+  }
+  gf_grid_dependency_sync();
+  const gf_t* a = kStableInputAddresses ? a_early : static_cast<const gf_t*>(buffers[kBufA]);
+
+  float acc[kM][kVec], acc_up[kGated ? kM : 1][kVec];
+#pragma unroll
+  for (int m = 0; m < kM; ++m)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc[m][i] = 0.0f;
+#pragma unroll
+  for (int m = 0; m < (kGated ? kM : 1); ++m)
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc_up[m][i] = 0.0f;
+  if (valid > 0) {
+#pragma unroll 4
+    for (int k = k_begin + warp; k < k_end; k += kWarps) {
+      float wv[kVec], uv[kVec];
+      gf_load_vec(w + (int64_t)k * kN + col0, wv, valid);
+      if (kGated) gf_load_vec(wu + (int64_t)k * kN + col0, uv, valid);
+#pragma unroll
+      for (int m = 0; m < kM; ++m) {
+        const float av = gf_to_f32(a[(int64_t)m * kK + k]);
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          acc[m][i] = __fmaf_rn(av, wv[i], acc[m][i]);
+          if (kGated) acc_up[kGated ? m : 0][i] = __fmaf_rn(av, uv[i], acc_up[kGated ? m : 0][i]);
+        }
+      }
+    }
+  }
+
+  // The block's warps summed per row m, in warp order.
+  __shared__ float gf_red[kWarps][kTileCols];
+  __shared__ float gf_tile[kM][kTileCols];
+  __shared__ float gf_tile_up[kGated ? kM : 1][kGated ? kTileCols : 1];
+  for (int pass = 0; pass < (kGated ? 2 : 1); ++pass) {
+#pragma unroll
+    for (int m = 0; m < kM; ++m) {
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) gf_red[warp][lane * kVec + i] = pass ? acc_up[kGated ? m : 0][i] : acc[m][i];
+      __syncthreads();
+      for (int c = threadIdx.x; c < kTileCols; c += blockDim.x) {
+        float s = 0.0f;
+#pragma unroll
+        for (int x = 0; x < kWarps; ++x) s += gf_red[x][c];
+        if (pass) gf_tile_up[kGated ? m : 0][kGated ? c : 0] = s; else gf_tile[m][c] = s;
+      }
+      __syncthreads();
+    }
+  }
+
+  if (kSplits == 1) {
+    for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+      const int m = idx / kTileCols, c = idx % kTileCols;
+      if (tile_col0 + c < kN) gf_store(buffers, m, tile_col0 + c, gf_tile[m][c], kGated ? gf_tile_up[kGated ? m : 0][kGated ? c : 0] : 0.0f);
+    }
+    return;
+  }
+  // Splits: partials to the workspace; the last block of the tile to arrive sums them in split
+  // order and resets the tile's counter for the next launch.
+  unsigned int* counters = static_cast<unsigned int*>(buffers[kBufWorkspace]);
+  float* partials = reinterpret_cast<float*>(static_cast<char*>(buffers[kBufWorkspace]) + kCounterBytes);
+  float* partials_up = partials + (int64_t)kSplits * kM * kN;
+  for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+    const int m = idx / kTileCols, c = idx % kTileCols;
+    if (tile_col0 + c >= kN) continue;
+    const int64_t at = ((int64_t)split * kM + m) * kN + tile_col0 + c;
+    __stcg(partials + at, gf_tile[m][c]);
+    if (kGated) __stcg(partials_up + at, gf_tile_up[kGated ? m : 0][kGated ? c : 0]);
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ bool gf_last;
+  if (threadIdx.x == 0) gf_last = atomicAdd(counters + tile, 1u) == (unsigned int)(kSplits - 1);
+  __syncthreads();
+  if (!gf_last) return;
+  __threadfence();
+  for (int idx = threadIdx.x; idx < kM * kTileCols; idx += blockDim.x) {
+    const int m = idx / kTileCols, c = idx % kTileCols;
+    const int col = tile_col0 + c;
+    if (col >= kN) continue;
+    float s = 0.0f, su = 0.0f;
+    for (int sp = 0; sp < kSplits; ++sp) {
+      const int64_t at = ((int64_t)sp * kM + m) * kN + col;
+      s += __ldcg(partials + at);
+      if (kGated) su += __ldcg(partials_up + at);
+    }
+    gf_store(buffers, m, col, s, su);
+  }
+  if (threadIdx.x == 0) counters[tile] = 0u;
+}
+#endif
