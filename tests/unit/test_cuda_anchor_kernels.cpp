@@ -187,7 +187,7 @@ TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
                {"node 'pool'", "(MaxPool)", "i8[1,1,4,4]", "dtype i8"});
 }
 
-TEST(CudaAnchorKernels, BadNamesAndSmCountsAreInvalidArguments) {
+TEST(CudaAnchorKernels, BadNamesSmCountsAndClusterSizesAreInvalidArguments) {
   const AnchorCase c = testing::pool_cases().at(0);
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "not-an-identifier"); },
                ErrorCode::kInvalidArgument, {"not-an-identifier", "C identifier"});
@@ -195,6 +195,10 @@ TEST(CudaAnchorKernels, BadNamesAndSmCountsAreInvalidArguments) {
   o.sm_count = 0;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", o); },
                ErrorCode::kInvalidArgument, {"sm_count 0"});
+  codegen::CudaEmitOptions clusters;
+  clusters.decode_cluster_blocks = 17;
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", clusters); },
+               ErrorCode::kInvalidArgument, {"decode_cluster_blocks 17", "0..16"});
 }
 
 TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {

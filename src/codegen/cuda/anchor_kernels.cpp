@@ -37,6 +37,12 @@ CudaKernelSource emit_anchor_kernel(const Node& node, const Graph& g, const std:
                                                  std::to_string(options.sm_count) +
                                                  " is not positive");
   }
+  if (options.decode_cluster_blocks < 0 || options.decode_cluster_blocks > kMaxClusterBlocks) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
+                    "): decode_cluster_blocks " + std::to_string(options.decode_cluster_blocks) +
+                    " is outside 0.." + std::to_string(kMaxClusterBlocks));
+  }
   switch (node.op) {
     case Op::kAttention:
       return emit_attention_kernel(node, g, name, options);

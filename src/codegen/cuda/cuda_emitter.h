@@ -87,10 +87,13 @@ struct CudaEmitOptions {
   // clusters where the node fits (anchor_attention.h); off, such nodes take the one-warp-per-row
   // kernel (two orders of magnitude slower on a long cache).
   bool split_kv_attention = true;
-  // Blocks per cluster of that kernel (1..16; above 8 the loader allows the non-portable size);
-  // 0: chosen from the shapes.
+  // Blocks per cluster of that kernel (1..kMaxClusterBlocks; above 8 the loader allows the
+  // non-portable size); 0: chosen from the shapes.
   int decode_cluster_blocks = 0;
 };
+
+// The largest thread-block cluster sm_90 launches (with the non-portable size allowed).
+inline constexpr int kMaxClusterBlocks = 16;
 
 struct LaunchConfig {
   uint32_t grid = 0;  // blocks in x; 0: nothing to do, do not launch
