@@ -6,7 +6,9 @@
 #include "codegen/cuda/anchor_kernels.h"
 #include "cuda_anchor_cases.h"
 #include "cuda_device_runner.h"
+#include "graphfuse/session.h"
 #include "runtime/cpu/reference/interpreter.h"
+#include "runtime/cuda/cuda_steps.h"
 #include "unit/test_cpu_codegen_util.h"
 
 namespace gf {
@@ -181,6 +183,36 @@ TEST_F(CudaAnchorKernelsLarge, APoolLargerThanTheGridCoversEveryOutput) {
   const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
   const Tensor got = run_anchor(*device_, c, 0xff);
   testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+}
+
+// The executor takes the decode kernel by default: a Session runs a decode-shaped node in graph
+// mode (a kernel with compiled-in clusters and more than 48 KiB of dynamic shared memory, as a
+// node of the program's CUDA graph) and matches the reference, replay after replay.
+TEST_F(CudaAnchorKernelsLarge, DecodeAttentionRunsInASessionsGraph) {
+  if (device_->compute_capability() < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
+  const AnchorCase c = testing::make_anchor_case(
+      "session_decode", Op::kAttention,
+      testing::qkv4(2, 8, 2, 1, 1000, 128, 128, DType::kBF16, 120), {}, DType::kBF16);
+  cuda::CudaProgramState state;
+  cuda::CudaProgramStats stats;
+  cuda::build_cuda_steps(c.graph, state, stats, device_->sm_count(), device_->compute_capability(),
+                         SkinnyGemm::kAuto, true, AttentionPath::kGenerated);
+  int split = 0;
+  for (const cuda::CudaStep& step : state.steps)
+    split += step.kernel.source.find("split across the keys") != std::string::npos;
+  EXPECT_EQ(split, 1);
+  const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
+  SessionOptions o{Device::kCuda};
+  o.attention = AttentionPath::kGenerated;
+  Session session(c.graph, o);
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    const std::vector<Tensor> got = session.run(c.inputs);
+    testing::expect_values(got.at(0), want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  const SessionStats st = session.stats();
+  EXPECT_EQ(st.programs_compiled, 1);
+  EXPECT_EQ(st.cuda_graph_programs, 1);
 }
 
 TEST_F(CudaAnchorKernelsLarge, LongCausalAttentionInHalfPrecision) {
