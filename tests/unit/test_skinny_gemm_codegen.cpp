@@ -29,6 +29,18 @@ codegen::NvrtcOptions scratch_cache() {
   return o;
 }
 
+// A product of m rows by W of [k, n] elements (stored [n, k] when `w_transposed`); the rest of
+// the spec at its defaults.
+SkinnyGemmSpec product(DType dtype, int64_t m, int64_t n, int64_t k, bool w_transposed) {
+  SkinnyGemmSpec s;
+  s.dtype = dtype;
+  s.m = m;
+  s.n = n;
+  s.k = k;
+  s.w_transposed = w_transposed;
+  return s;
+}
+
 // `source` compiled by NVRTC to PTX for compute_90, with the flags every kernel gets.
 std::string ptx_for_sm90(const std::string& source) {
   nvrtcProgram program = nullptr;
@@ -93,12 +105,7 @@ TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
 
 // The norm's operands come right after A, and a norm with W [k, n] is refused.
 TEST(SkinnyGemmCodegen, RowNormReadsScaleAndBiasAfterAAndNeedsWTransposed) {
-  SkinnyGemmSpec s;
-  s.dtype = DType::kF16;
-  s.m = 2;
-  s.n = 64;
-  s.k = 96;
-  s.w_transposed = true;
+  SkinnyGemmSpec s = product(DType::kF16, 2, 64, 96, true);
   s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
   s.row_norm_bias = true;
   s.has_bias = true;
@@ -118,11 +125,7 @@ TEST(SkinnyGemmCodegen, RowNormReadsScaleAndBiasAfterAAndNeedsWTransposed) {
 }
 
 TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {
-  SkinnyGemmSpec s;
-  s.dtype = DType::kF16;
-  s.m = 1;
-  s.n = 768;
-  s.k = 768;
+  SkinnyGemmSpec s = product(DType::kF16, 1, 768, 768, false);
   // 768 columns = 96 groups of 8 = 3 tiles; 264 blocks wanted: k is split, and the kernel
   // then needs its counters and partials.
   const uint64_t ws = codegen::skinny_gemm_workspace_bytes(s, 132);
@@ -148,12 +151,7 @@ TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {
 }
 
 TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
-  SkinnyGemmSpec s;
-  s.dtype = DType::kF16;
-  s.m = 1;
-  s.n = 768;
-  s.k = 3072;  // 12 pieces of 16 bytes per lane
-  s.w_transposed = true;
+  SkinnyGemmSpec s = product(DType::kF16, 1, 768, 3072, true);  // 12 pieces of 16 bytes per lane
   const auto pieces = [&] {
     const std::string src = codegen::emit_skinny_gemm_kernel(s, "k", 132).source;
     const size_t at = src.find("constexpr int kPreloadPieces = ");
@@ -177,12 +175,7 @@ TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
 // row measured 116 us so, 92 us with coherent loads): what the W [n, k] kernel reads before its
 // wait goes through gf_load_before_wait, never __ldg.
 TEST(SkinnyGemmCodegen, ReadsBeforeTheWaitAreCoherentLoads) {
-  SkinnyGemmSpec s;
-  s.dtype = DType::kBF16;
-  s.m = 2;
-  s.n = 768;
-  s.k = 768;
-  s.w_transposed = true;
+  SkinnyGemmSpec s = product(DType::kBF16, 2, 768, 768, true);
   s.prefetch_weights = true;
   s.constant_epilogue = true;
   s.gated = true;
@@ -230,12 +223,7 @@ TEST(SkinnyGemmCodegen, InputAddressesAreReadBeforeTheWaitOnlyWhenStable) {
   };
   for (const bool transposed : {true, false}) {
     SCOPED_TRACE(transposed ? "W [n, k]" : "W [k, n]");
-    SkinnyGemmSpec s;
-    s.dtype = DType::kF16;
-    s.m = 1;
-    s.n = 768;
-    s.k = 768;
-    s.w_transposed = transposed;
+    SkinnyGemmSpec s = product(DType::kF16, 1, 768, 768, transposed);
     s.prefetch_weights = true;
     s.constant_epilogue = true;
     s.has_residual = transposed;  // the W [k, n] kernel reads the residual in its last block
@@ -250,12 +238,8 @@ TEST(SkinnyGemmCodegen, InputAddressesAreReadBeforeTheWaitOnlyWhenStable) {
 // A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
 // all three fit the registers; otherwise they are read beside A.
 TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {
-  SkinnyGemmSpec s;
-  s.dtype = DType::kF16;
-  s.m = 1;
-  s.n = 2304;
-  s.k = 768;  // 3 pieces per lane of each of W, the scale and the bias
-  s.w_transposed = true;
+  SkinnyGemmSpec s =
+      product(DType::kF16, 1, 2304, 768, true);  // 3 pieces per lane of W, scale, bias
   s.prefetch_weights = true;
   s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
   s.row_norm_bias = true;
