@@ -270,6 +270,12 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
     codegen::CudaEmitOptions ampere = on;
     ampere.compute_capability = 80;
     EXPECT_STREQ(emitted_kind(c, ampere), "row");
+    codegen::CudaEmitOptions blackwell = on;  // sm_100: the same 227 KiB of shared memory
+    blackwell.compute_capability = 100;
+    EXPECT_STREQ(emitted_kind(c, blackwell), "split");
+    codegen::CudaEmitOptions consumer = on;  // sm_120: 99 KiB per block, less than the rings take
+    consumer.compute_capability = 120;
+    EXPECT_STREQ(emitted_kind(c, consumer), "row");
     // Clusters of 8 blocks per (batch, key/value head), declared on the kernel: on tensor cores
     // (f16/bf16, head sizes 16-128) 8 warps where the grid has fewer than 2 blocks per SM, else
     // 4; 8 on CUDA cores.

@@ -62,7 +62,8 @@ CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, con
 
 // Whether a split-KV decode kernel takes the node: at most kDecodeAttentionMaxQueries query
 // rows, at least kDecodeAttentionMinKeys keys, not is_causal, one head size of 8 times a power
-// of two up to 256, sm_90 or later (thread-block clusters), options.split_kv_attention, and
+// of two up to 256, sm_90 or sm_100 (thread-block clusters, and 128 KiB of shared memory per
+// block), options.split_kv_attention, and
 // either f16/bf16 with head size 16, 32, 64 or 128 and at most 16 query rows per key/value head
 // (query heads per key/value head x query rows: the tensor-core kernel) or at most 8 such rows
 // and 1024 rows x head size (the CUDA-core kernel).

@@ -52,14 +52,19 @@ bool decode_on_tensor_cores(const AttentionNode& a) {
          (d == 16 || d == 32 || d == 64 || d == 128) && decode_rows(a) <= kDecodeMmaMaxRows;
 }
 
+// Thread-block clusters need sm_90; the rings' up to 128 KiB of shared memory per block fit the
+// data-center parts (sm_90, sm_100: 227 KiB), not those from sm_110 on (sm_120: 99 KiB).
+bool decode_device(const CudaEmitOptions& options) {
+  return options.compute_capability >= 90 && options.compute_capability < 110;
+}
+
 }  // namespace
 
 bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& options) {
   const int64_t rows = decode_rows(a);
-  return options.split_kv_attention && options.compute_capability >= 90 && !a.causal &&
-         a.q_len >= 1 && a.q_len <= kDecodeAttentionMaxQueries &&
-         a.kv_len >= kDecodeAttentionMinKeys && a.head_dim == a.v_dim &&
-         decode_head_size(a.head_dim) && rows >= 1 &&
+  return options.split_kv_attention && decode_device(options) && !a.causal && a.q_len >= 1 &&
+         a.q_len <= kDecodeAttentionMaxQueries && a.kv_len >= kDecodeAttentionMinKeys &&
+         a.head_dim == a.v_dim && decode_head_size(a.head_dim) && rows >= 1 &&
          (decode_on_tensor_cores(a) ||
           (rows <= kDecodeMaxRows && rows * a.head_dim <= kDecodeMaxRowElements));
 }
