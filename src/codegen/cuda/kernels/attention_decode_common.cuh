@@ -54,7 +54,6 @@ static __device__ __forceinline__ uint32_t gf_cluster_rank() {
   return r;
 }
 
-
 static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 static __device__ __forceinline__ void gf_cp_async_wait_stages() {
@@ -94,8 +93,8 @@ static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_e
   static_assert(kTilePieces % 32 == 0, "a stage's pieces are whole passes of a warp");
   static_assert(32 % kRowPieces == 0 || kRowPieces % 32 == 0, "a pass covers whole rows, or rows whole passes");
   if (async && j0 + kKeys <= end) {
-    // Pass p's piece: row row0 + p * kRowStep, column col0 + p * kColStep (mod kRowPieces).
-    constexpr int kRowStep = kRowPieces <= 32 ? 32 / kRowPieces : 0;
+    // Pass p's piece is the lane's first (row0, col0) moved by constants: rows_ahead rows and
+    // cols_ahead pieces.
     const int row0 = kRowPieces <= 32 ? lane / kRowPieces : 0;
     const int col0 = kRowPieces <= 32 ? lane % kRowPieces : lane;
     const gf_elem* k_from = k_head + (j0 + row0) * kKStrideS + col0 * kElemsPerPiece;
@@ -103,16 +102,13 @@ static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_e
     const uint32_t base = gf_decode_smem_addr(slot);
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
-      const int row = row0 + pass * kRowStep;
-      const int col = kRowPieces <= 32 ? col0 : col0 + (32 * pass) % kRowPieces;
-      const int rows_ahead = kRowPieces <= 32 ? pass * kRowStep : 32 * pass / kRowPieces;
-      const int64_t col_ahead = kRowPieces <= 32 ? 0 : (32 * pass) % kRowPieces * kElemsPerPiece;
-      const uint32_t to = base + 16u * (uint32_t)gf_decode_piece_at<kSwizzled>(kRowPieces <= 32 ? row : rows_ahead, col);
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to),
-                   "l"(k_from + rows_ahead * kKStrideS + col_ahead)
+      const int rows_ahead = 32 * pass / kRowPieces, cols_ahead = 32 * pass % kRowPieces;
+      const uint32_t to = base + 16u * (uint32_t)gf_decode_piece_at<kSwizzled>(row0 + rows_ahead, col0 + cols_ahead);
+      const int64_t ahead = cols_ahead * kElemsPerPiece;
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(k_from + rows_ahead * kKStrideS + ahead)
                    : "memory");
       asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to + 16u * kTilePieces),
-                   "l"(v_from + rows_ahead * kVStrideS + col_ahead)
+                   "l"(v_from + rows_ahead * kVStrideS + ahead)
                    : "memory");
     }
     return;
