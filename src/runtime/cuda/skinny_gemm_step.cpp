@@ -205,11 +205,11 @@ void match_row_norm(const Graph& g, const std::vector<int>& reads, int sm_count,
   m.norm = producer;
 }
 
-// Whether `v` may share storage with a graph input or output, following views of every kind
-// both ways (a superset of the executor's aliases, CudaProgramState::storage_of). Only such a
-// value's pointer-table entries can be repointed during a run: gf_bind_in points those of
-// values bound to the caller's buffers (program_bindings.h).
-bool may_share_a_binding(const Graph& g, ValueId v) {
+// Per value, whether it may share storage with a graph input or output, following views of
+// every kind both ways (a superset of the executor's aliases, CudaProgramState::storage_of).
+// Only such a value's pointer-table entries can be repointed during a run: gf_bind_in points
+// those of values bound to the caller's buffers (program_bindings.h).
+std::vector<bool> values_sharing_a_binding(const Graph& g) {
   std::vector<ValueId> parent(g.num_values());
   for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<ValueId>(i);
   const auto find = [&](ValueId x) {
@@ -224,11 +224,13 @@ bool may_share_a_binding(const Graph& g, ValueId v) {
     for (ValueId out : n.outputs)
       if (out != kNoValue) parent[static_cast<size_t>(find(out))] = find(n.inputs[0]);
   }
-  const ValueId root = find(v);
+  std::vector<bool> bound_root(g.num_values(), false);
   for (const std::vector<ValueId>* list : {&g.inputs(), &g.outputs()})
-    for (ValueId b : *list)
-      if (find(b) == root) return true;
-  return false;
+    for (ValueId v : *list) bound_root[static_cast<size_t>(find(v))] = true;
+  std::vector<bool> out(g.num_values());
+  for (size_t v = 0; v < out.size(); ++v)
+    out[v] = bound_root[static_cast<size_t>(find(static_cast<ValueId>(v)))];
+  return out;
 }
 
 std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
@@ -266,9 +268,10 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   };
   m->spec.constant_epilogue = constant_or_none(m->bias) && constant_or_none(m->norm_scale) &&
                               constant_or_none(m->norm_bias);
+  const std::vector<bool> shares_a_binding = values_sharing_a_binding(g);
   m->spec.stable_input_addresses =
-      !may_share_a_binding(g, m->a) &&
-      (m->residual == kNoValue || !may_share_a_binding(g, m->residual));
+      !shares_a_binding[static_cast<size_t>(m->a)] &&
+      (m->residual == kNoValue || !shares_a_binding[static_cast<size_t>(m->residual)]);
   SkinnyGemmStep out;
   out.spec = m->spec;
   out.nodes = m->nodes;
