@@ -4,6 +4,7 @@
 // over replays with events.
 //
 //   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]
+//                     [--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
 // and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32
@@ -11,7 +12,9 @@
 // layers deep; and each GPT-2 shape alone, 12 products deep, W [n, k], at m = 1 and 8 (those of
 // --rows). Nothing repoints the kernels' pointer tables, so they read A's address before their wait
 // (SkinnyGemmSpec::stable_input_addresses); --late-addresses reads it after, as a kernel whose A
-// may be bound to a caller's buffer does.
+// may be bound to a caller's buffer does. --math picks the units of the W [n, k] rows' kernels
+// (SkinnyGemmSpec::math; default auto: tensor cores from kSkinnyTensorCoreMinRows rows on), and
+// --tile-cols the tensor-core kernels' columns per block (default: the layout's choice).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -117,7 +120,7 @@ struct Timing {
 };
 
 Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream,
-               int reps, bool early_addresses) {
+               int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols) {
   const DType dtype = DType::kF16;
   const size_t es = 2;
   Timing t;
@@ -158,6 +161,8 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     spec.gated = p.gated;
     spec.prefetch_weights = true;  // W is never written: read ahead of the wait
     spec.stable_input_addresses = early_addresses;  // nothing repoints this bench's tables
+    if (row.w_transposed) spec.math = math;  // f16, k a multiple of 8: either unit takes W [n, k]
+    spec.tensor_core_tile_cols = tile_cols;
     const std::string name = "gf_skinny";
     const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);
     std::unique_ptr<CudaModule>& module = modules[src.source];
@@ -251,11 +256,25 @@ std::vector<int64_t> parse_rows(const std::string& list) {
   return rows;
 }
 
+bool parse_math(const std::string& text, codegen::SkinnyMath* math) {
+  if (text == "auto")
+    *math = codegen::SkinnyMath::kAuto;
+  else if (text == "cuda-cores")
+    *math = codegen::SkinnyMath::kCudaCores;
+  else if (text == "tensor-cores")
+    *math = codegen::SkinnyMath::kTensorCores;
+  else
+    return false;
+  return true;
+}
+
 int run(int argc, char** argv) {
   std::string json_path;
   int reps = 50;
   std::vector<int64_t> row_counts{1, 2, 4, 8, 16};  // what kSkinnyGemmAutoMaxRows rests on
   bool early_addresses = true;
+  codegen::SkinnyMath math = codegen::SkinnyMath::kAuto;
+  int tile_cols = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
@@ -263,10 +282,15 @@ int run(int argc, char** argv) {
     else if (arg == "--rows" && i + 1 < argc) row_counts = parse_rows(argv[++i]);
     else if (arg == "--late-addresses")
       early_addresses = false;
+    else if (arg == "--math" && i + 1 < argc && parse_math(argv[i + 1], &math))
+      ++i;
+    else if (arg == "--tile-cols" && i + 1 < argc)
+      tile_cols = std::atoi(argv[++i]);  // the emitter checks it
     else
       throw Error(
           ErrorCode::kInvalidArgument,
-          "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]");
+          "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses] "
+          "[--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]");
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -319,8 +343,14 @@ int run(int argc, char** argv) {
     rows.push_back(r);
   }
 
-  std::printf("%s, %d SMs; device-to-device copy: %.2f TB/s; f16, each row one CUDA graph\n",
-              dev.name.c_str(), dev.multiprocessors, copy_tbs);
+  std::printf(
+      "%s, %d SMs; device-to-device copy: %.2f TB/s; f16, each row one CUDA graph; W [n, k] "
+      "kernels "
+      "on %s\n",
+      dev.name.c_str(), dev.multiprocessors, copy_tbs,
+      math == codegen::SkinnyMath::kAuto        ? "the units auto picks"
+      : math == codegen::SkinnyMath::kCudaCores ? "CUDA cores"
+                                                : "tensor cores");
   std::printf("ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one before it\n"
               "finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time.\n");
   std::printf("| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us | cuBLASLt TB/s | "
@@ -328,7 +358,8 @@ int run(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
-    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses);
+    const Timing t =
+        run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math, tile_cols);
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;
     const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "codegen/cuda/skinny_gemm.h"
@@ -21,6 +23,7 @@ namespace {
 using codegen::SkinnyActivation;
 using codegen::SkinnyBuffer;
 using codegen::SkinnyGemmSpec;
+using codegen::SkinnyMath;
 
 #define GF_CUDART(call) ASSERT_EQ((call), cudaSuccess) << #call
 
@@ -78,6 +81,16 @@ Tensor random_tensor(std::mt19937& rng, DType dtype, std::vector<int64_t> dims, 
   return testing::to_dtype(t, dtype);
 }
 
+// Each row count (1, 3, 8, 9 and 16: one, and both sides of an MMA's 8 columns) with each of
+// `maths`.
+std::vector<std::pair<int64_t, SkinnyMath>> row_counts_by_math(
+    const std::vector<SkinnyMath>& maths) {
+  std::vector<std::pair<int64_t, SkinnyMath>> out;
+  for (int64_t m : {1, 3, 8, 9, 16})
+    for (SkinnyMath math : maths) out.emplace_back(m, math);
+  return out;
+}
+
 TEST_F(SkinnyGemmGpu, MatchesTheDefinitionForEveryEpilogueDtypeAndRowCount) {
   codegen::NvrtcOptions cache;
   cache.cache_dir = std::filesystem::temp_directory_path() / ("gf_test_skinny_gpu_" + std::to_string(getpid()));
@@ -85,18 +98,28 @@ TEST_F(SkinnyGemmGpu, MatchesTheDefinitionForEveryEpilogueDtypeAndRowCount) {
   const CudaDriverApi& cu = cuda_driver();
   std::mt19937 rng(5);
   struct Shape { int64_t n, k; };
-  const Shape shapes[] = {{768, 768}, {2304, 768}, {771, 1003}, {5, 3072}, {1000, 37}};
+  // {133, 968} and {40, 200}: k a multiple of 8 but not of the tensor-core kernel's 32-element
+  // chunks; n = 133 not a multiple of its 8-column tiles, 40 not of its wider ones.
+  const Shape shapes[] = {{768, 768}, {2304, 768}, {771, 1003}, {5, 3072},
+                          {1000, 37}, {133, 968},  {40, 200}};
   int cases = 0;
   for (DType dtype : {DType::kF16, DType::kBF16, DType::kF32}) {
     for (const Shape& sh : shapes) {
       for (bool transposed : {false, true}) {
-        for (int64_t m : {1, 3, 8, 16}) {
+        // Where both units can take the product, each of them; else the one there is.
+        const bool both = transposed && dtype != DType::kF32 && sh.k % 8 == 0;
+        std::vector<SkinnyMath> maths{SkinnyMath::kAuto};
+        if (both) maths = {SkinnyMath::kCudaCores, SkinnyMath::kTensorCores};
+        for (const auto& [m, math] : row_counts_by_math(maths)) {
           SkinnyGemmSpec s;
           s.dtype = dtype;
           s.m = m;
           s.n = sh.n;
           s.k = sh.k;
           s.w_transposed = transposed;
+          s.math = math;
+          // Tensor cores: the layout's tile, and each wider one in turn.
+          if (math == SkinnyMath::kTensorCores) s.tensor_core_tile_cols = (cases % 3) * 16;
           // Every other group of six: W constant, so the kernel may move it before its wait.
           s.prefetch_weights = (cases / 6) % 2 == 1;
           s.constant_epilogue = s.prefetch_weights;
@@ -149,6 +172,7 @@ TEST_F(SkinnyGemmGpu, MatchesTheDefinitionForEveryEpilogueDtypeAndRowCount) {
           // Twice: the second launch finds the workspace as the first left it.
           for (int launch = 0; launch < 2; ++launch) {
             void* params[] = {&table_dev};
+            // A tensor-core kernel's cluster size is in its entry (__cluster_dims__).
             check_cu(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1, 0, nullptr, params, nullptr),
                      "cuLaunchKernel");
             GF_CUDART(cudaDeviceSynchronize());

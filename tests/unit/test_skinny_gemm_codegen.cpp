@@ -136,9 +136,10 @@ TEST(SkinnyGemmCodegen, SplitsKOnlyWhenColumnsAloneLeaveSmsIdle) {
   // Eight rows: the partials' traffic bounds the split harder.
   s.m = 8;
   EXPECT_LT(codegen::skinny_gemm_workspace_bytes(s, 132), ws * 8);
-  // W [n, k]: one warp per column, no split, no workspace. 768 columns in blocks of 8 warps
-  // would be 96 blocks for 132 SMs: blocks of 4 (192).
+  // W [n, k] on CUDA cores: one warp per column, no split, no workspace. 768 columns in blocks
+  // of 8 warps would be 96 blocks for 132 SMs: blocks of 4 (192).
   s.w_transposed = true;
+  s.math = codegen::SkinnyMath::kCudaCores;
   EXPECT_EQ(codegen::skinny_gemm_workspace_bytes(s, 132), 0u);
   codegen::CudaKernelSource t = codegen::emit_skinny_gemm_kernel(s, "k", 132);
   EXPECT_EQ(t.launch.grid, 192u);
@@ -176,6 +177,7 @@ TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
 // wait goes through gf_load_before_wait, never __ldg.
 TEST(SkinnyGemmCodegen, ReadsBeforeTheWaitAreCoherentLoads) {
   SkinnyGemmSpec s = product(DType::kBF16, 2, 768, 768, true);
+  s.math = codegen::SkinnyMath::kCudaCores;
   s.prefetch_weights = true;
   s.constant_epilogue = true;
   s.gated = true;
@@ -255,6 +257,91 @@ TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {
   s.row_norm = codegen::SkinnyRowNorm::kRmsNorm;  // no bias: 12
   s.row_norm_bias = false;
   EXPECT_TRUE(preloads_norm());
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Tensor cores take 16-bit W [n, k] with k a multiple of 8, from two rows on (or when asked):
+// a block per 8 columns, clustered where the tiles leave most SMs idle, the cluster's warps
+// splitting k in 32-element chunks. No workspace.
+TEST(SkinnyGemmCodegen, TensorCoresTakeSixteenBitWeightsStoredNKFromTwoRows) {
+  struct Want {
+    DType dtype;
+    int64_t m, n, k;
+    uint32_t grid, block, cluster;
+  };
+  // 768 x 768: 96 tiles, no cluster, 24 chunks over 8 warps.
+  // 2304 x 768: 288 tiles.
+  // 5 x 3072: one tile, a cluster of 8, 96 chunks over 64 warps (2 each).
+  // 40 x 200: 5 tiles, 7 chunks: clusters of 7 blocks of one warp.
+  for (const Want& w :
+       {Want{DType::kF16, 8, 768, 768, 96, 256, 1}, Want{DType::kF16, 16, 2304, 768, 288, 256, 1},
+        Want{DType::kBF16, 4, 5, 3072, 8, 256, 8}, Want{DType::kF16, 2, 40, 200, 35, 32, 7}}) {
+    SkinnyGemmSpec s = product(w.dtype, w.m, w.n, w.k, true);
+    SCOPED_TRACE(s.to_string());
+    EXPECT_TRUE(codegen::skinny_gemm_uses_tensor_cores(s));
+    const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(s, "k", 132);
+    EXPECT_EQ(src.launch.grid, w.grid);
+    EXPECT_EQ(src.launch.block, w.block);
+    EXPECT_EQ(src.launch.cluster_blocks, w.cluster);
+    EXPECT_EQ(codegen::skinny_gemm_workspace_bytes(s, 132), 0u);
+  }
+  SkinnyGemmSpec s = product(DType::kF16, 1, 768, 768, true);
+  EXPECT_FALSE(codegen::skinny_gemm_uses_tensor_cores(s));  // one row: CUDA cores
+  s.math = codegen::SkinnyMath::kTensorCores;
+  EXPECT_TRUE(codegen::skinny_gemm_uses_tensor_cores(s));
+  s.m = 8;
+  s.math = codegen::SkinnyMath::kCudaCores;
+  EXPECT_FALSE(codegen::skinny_gemm_uses_tensor_cores(s));
+  // What they cannot take stays on CUDA cores, and asking for them there is an error.
+  for (SkinnyGemmSpec other :
+       {product(DType::kF32, 8, 768, 768, true), product(DType::kF16, 8, 768, 1003, true),
+        product(DType::kBF16, 8, 768, 768, false)}) {
+    EXPECT_FALSE(codegen::skinny_gemm_uses_tensor_cores(other)) << other.to_string();
+    EXPECT_NO_THROW(codegen::emit_skinny_gemm_kernel(other, "k", 132));
+    other.math = codegen::SkinnyMath::kTensorCores;
+    testing::expect_error([&] { codegen::emit_skinny_gemm_kernel(other, "k", 132); },
+                          ErrorCode::kUnsupported, {"tensor cores", other.to_string()});
+  }
+}
+
+// The tensor-core kernel: W's pieces before the wait as coherent loads (constant W only), two
+// MMAs per chunk whatever the rows (up to 16), and a cluster in the PTX's entry where it has one.
+TEST(SkinnyGemmCodegen, TensorCoreKernelLoadsConstantWeightsBeforeTheWaitAndRunsAsACluster) {
+  const auto ptx_of = [](const SkinnyGemmSpec& s) {
+    return ptx_for_sm90(codegen::emit_skinny_gemm_kernel(s, "k", 132).source);
+  };
+  const auto before_wait = [](const std::string& ptx) {
+    const size_t wait = ptx.find("griddepcontrol.wait");
+    EXPECT_NE(wait, std::string::npos);
+    return ptx.substr(0, wait);
+  };
+  // 768 x 3072 at 8 rows: 96 tiles, 96 chunks over 8 warps, 12 per warp.
+  SkinnyGemmSpec s = product(DType::kF16, 8, 768, 3072, true);
+  std::string ptx = ptx_of(s);
+  EXPECT_EQ(count_of(before_wait(ptx), "ld.global.v4.u32"), 0u);  // W may be written before
+  EXPECT_EQ(ptx.find(".reqnctapercluster"), std::string::npos);
+  EXPECT_EQ(ptx.find("barrier.cluster"), std::string::npos);
+  s.prefetch_weights = true;
+  ptx = ptx_of(s);
+  EXPECT_EQ(count_of(before_wait(ptx), "ld.global.v4.u32"), 12u);  // a piece per chunk
+  EXPECT_EQ(count_of(before_wait(ptx), "ld.global.nc"), 0u);
+  EXPECT_EQ(count_of(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 24u);  // unrolled
+  s.gated = true;  // W and W_up: 24 pieces, 16 fit: 8 chunks before the wait
+  ptx = ptx_of(s);
+  EXPECT_EQ(count_of(before_wait(ptx), "ld.global.v4.u32"), 16u);
+  s.gated = false;
+  s.m = 16;  // A's rows fill the MMA's 16: no more MMAs
+  s.dtype = DType::kBF16;
+  EXPECT_EQ(count_of(ptx_of(s), "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), 24u);
+  s.n = 40;  // 5 tiles: clusters of 8
+  ptx = ptx_of(s);
+  EXPECT_NE(ptx.find(".reqnctapercluster 8, 1, 1"), std::string::npos);
+  EXPECT_NE(ptx.find("barrier.cluster"), std::string::npos);
 }
 
 TEST(SkinnyGemmCodegen, RefusesWhatItDoesNotTake) {

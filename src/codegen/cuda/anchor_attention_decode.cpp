@@ -9,6 +9,7 @@
 #include "codegen/cuda/kernels/attention_decode_common_cuh.h"
 #include "codegen/cuda/kernels/attention_decode_cuh.h"
 #include "codegen/cuda/kernels/attention_decode_mma_cuh.h"
+#include "codegen/cuda/kernels/cluster_cuh.h"
 #include "codegen/cuda/kernels/mma_fragments_cuh.h"
 
 namespace gf::codegen {
@@ -107,8 +108,9 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
   launch.grid = a.batch * a.q_heads * a.q_len == 0 ? 0 : static_cast<uint32_t>(blocks);
   const std::string body =
       std::string(embedded::attention_common_cuh) + "\n" +
-      (mma ? embedded::mma_fragments_cuh : "") + "\n" + embedded::attention_decode_common_cuh +
-      "\n" + (mma ? embedded::attention_decode_mma_cuh : embedded::attention_decode_cuh);
+      (mma ? embedded::mma_fragments_cuh : "") + "\n" + embedded::cluster_cuh + "\n" +
+      embedded::attention_decode_common_cuh + "\n" +
+      (mma ? embedded::attention_decode_mma_cuh : embedded::attention_decode_cuh);
   return w.finish(body, mma ? "gf_attention_decode_mma" : "gf_attention_decode", launch);
 }
 

@@ -25,9 +25,16 @@ typedef unsigned long long uint64_t;
 
 // A warp's butterfly step: every lane takes part, so every lane ends with the warp's value.
 // Types narrower than int travel as int and come back as T (keeps overloads unambiguous).
+// Then the 32-bit shared-window address of a shared-memory pointer, as ldmatrix, cp.async and
+// mapa take it.
 constexpr const char* kWarpHelpers = R"(
 template <class T> static __device__ __forceinline__ T gf_shfl_xor(T v, int lane_mask) {
   return (T)__shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+static __device__ __forceinline__ uint32_t gf_smem_addr(const void* p) {
+  uint32_t a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
 }
 )";
 

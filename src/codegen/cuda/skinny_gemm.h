@@ -1,7 +1,8 @@
 // Skinny GEMMs: C[m, n] = epilogue(A[m, k] * W) for few rows (m = 1..16), the products of a
 // decode step. They are bound by reading W once, so the kernel streams W with 16-byte loads
 // spread over every SM (splitting k across blocks when n alone gives too few), keeps the m rows'
-// sums in registers, and fuses the epilogue. cuBLASLt stays for every other shape.
+// sums in registers (multiplying on tensor cores from two rows on, where it can: SkinnyMath),
+// and fuses the epilogue. cuBLASLt stays for every other shape.
 //
 // ABI as every CUDA kernel here (cuda_emitter.h): kernel(void* const* buffers), buffers in
 // skinny_gemm_buffers() order. When the kernel splits k, it needs a workspace buffer of
@@ -20,6 +21,8 @@
 namespace gf::codegen {
 
 inline constexpr int64_t kSkinnyGemmMaxRows = 16;
+// SkinnyMath::kAuto runs products of at least this many rows on tensor cores where they can.
+inline constexpr int64_t kSkinnyTensorCoreMinRows = 2;
 
 enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
 
@@ -28,6 +31,13 @@ enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
 // buffer then holds the norm's input X [m, k], and the kernel multiplies
 // round(norm(X) * scale (+ bias)) by W, rounding to the dtype as the norm's stored output would.
 enum class SkinnyRowNorm { kNone, kLayerNorm, kRmsNorm };
+
+// Which units multiply. Tensor cores (mma.sync, sm_80+, f32 accumulation) take W [n, k] in
+// f16/bf16 with k a multiple of 8; kAuto picks them there from kSkinnyTensorCoreMinRows rows on,
+// and CUDA cores otherwise. Forcing tensor cores on a spec they cannot take is kUnsupported. On
+// an H200, GPT-2 small's 48 products took 118 us at 8 rows on tensor cores against 223 on CUDA
+// cores, but 106 against 89 at one row (bench_skinny_gemm --math).
+enum class SkinnyMath { kAuto, kCudaCores, kTensorCores };
 
 struct SkinnyGemmSpec {
   DType dtype = DType::kF16;  // of A, W, bias, residual and C: f32, f16 or bf16
@@ -56,6 +66,12 @@ struct SkinnyGemmSpec {
   // buffers after its own trigger): the kernel reads those addresses before its wait too, which
   // takes one L2 round trip off the path from the wait to A's loads. The caller vouches for it.
   bool stable_input_addresses = false;
+  SkinnyMath math = SkinnyMath::kAuto;
+  // Tensor cores: output columns per block (8, 16 or 32); 0 lets the layout choose (8). Wider
+  // blocks read A from L2 fewer times over, narrower ones spread W over more SMs: GPT-2 small's
+  // 48 products at m = 2 / 8 / 16 took 108 / 119 / 141 us in 8 columns, 120 / 128 / 148 in 16
+  // and 132 / 147 / 167 in 32 (bench_skinny_gemm --tile-cols, H200).
+  int tensor_core_tile_cols = 0;
   std::string to_string() const;
 };
 
@@ -66,10 +82,15 @@ std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm
 // Bytes of workspace the kernel needs (0 when it does not split k).
 uint64_t skinny_gemm_workspace_bytes(const SkinnyGemmSpec& spec, int sm_count);
 
+// Whether the kernel for `spec` multiplies on tensor cores (SkinnyMath).
+bool skinny_gemm_uses_tensor_cores(const SkinnyGemmSpec& spec);
+
 // Throws kUnsupported (naming the spec) for m outside 1..16, an empty product, a dtype other
-// than f32/f16/bf16 or a row norm with W [k, n]; kInvalidArgument for sm_count < 1. Vector loads
-// are used when rows of W are 16-byte aligned (the executor's buffers start 256-byte aligned);
-// other sizes get scalar loads, still coalesced.
+// than f32/f16/bf16, a row norm with W [k, n], or tensor cores forced where they cannot run;
+// kInvalidArgument for sm_count < 1 or tensor_core_tile_cols other than 0, 8, 16 or 32. Vector
+// loads are used when rows of W are 16-byte aligned (the executor's buffers start 256-byte
+// aligned); other sizes get scalar loads, still coalesced. A tensor-core kernel may run as clusters
+// of blocks (launch.cluster_blocks; the entry carries __cluster_dims__).
 CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::string& name,
                                          int sm_count = kH200SmCount);
 

@@ -32,10 +32,12 @@ namespace gf::cuda {
 // 8, 16; programmatic edges (as the executor's graphs run on sm_90+) 0.50, 0.59, 0.83, 1.22,
 // 1.82. With W [k, n] it lost from m = 2 on (1.03 to 3.60), hence the [n, k] upload. Since the
 // early weight reads are coherent loads (which ptxas keeps above the wait), programmatic edges
-// give 0.38 at m = 1 and 0.96-0.97 at m = 8 (2026-12-01). Yet the whole GPT-2 step at batch 8
-// (`graphfuse run --skinny-gemm always` against `auto`, three rounds, same session) took 654-666
-// us with its 49 products as skinny kernels against 564-573 us with cuBLASLt: the rule stays at 4.
-inline constexpr int64_t kSkinnyGemmAutoMaxRows = 4;
+// gave 0.38 at m = 1 and 0.96-0.97 at m = 8, and the whole GPT-2 step at batch 8 was still
+// faster with cuBLASLt (564-573 against 654-666 us). From two rows on the kernel now multiplies
+// on tensor cores (SkinnyMath): 0.44, 0.45, 0.48, 0.57 at m = 2, 4, 8, 16 (108, 111, 118, 140
+// against 246 us), and the GPT-2 step at batch 8 (bench/compare_torch.py, bench_model_latency)
+// went from 414 us with cuBLASLt's products to 264 with these (2026-12-01): every row count.
+inline constexpr int64_t kSkinnyGemmAutoMaxRows = 16;
 
 // Whether a product of `rows` rows (after folding) with W stored [n, k] (`w_transposed`) or
 // [k, n] runs as a skinny GEMM kernel under `choice`. kAlways: any row count the kernel takes.

@@ -11,7 +11,7 @@
 // blocks of the cluster by block 0, which reads the others' results from their shared memory
 // (distributed shared memory, sm_90) and writes Y. No workspace and one launch.
 //
-// Needs from the emitter: attention_common.cuh before it, gf_elem / gf_load / gf_store,
+// Needs from the emitter: attention_common.cuh and cluster.cuh before it, gf_elem / gf_load / gf_store,
 // gf_mask_elem, the constants of attention_common.cuh and kB, kHq, kGroup, kSq, kSkv, kD (=
 // kDv), the kQ/kK/kV/kY strides, kScale, kSoftcap, kWarps, kClusterBlocks, kStages and kRows
 // (= kGroup * kSq). The entry point carries __cluster_dims__(kClusterBlocks, 1, 1). Not for
@@ -28,31 +28,6 @@ constexpr float kDecodeSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // u
 constexpr int64_t kSlice = (kSkv + kClusterBlocks - 1) / kClusterBlocks;
 static_assert(kD % kElemsPerPiece == 0, "key rows are whole 16-byte pieces");
 static_assert(kStages >= 2, "the pipeline has at least two stages");
-
-static __device__ __forceinline__ uint32_t gf_decode_smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-// A float at `local` (this block's shared memory) in the shared memory of cluster block `rank`.
-static __device__ __forceinline__ float gf_cluster_load(const float* local, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(gf_decode_smem_addr(local)), "r"(rank));
-  float v;
-  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
-  return v;
-}
-
-static __device__ __forceinline__ void gf_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-static __device__ __forceinline__ uint32_t gf_cluster_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
 
 static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
@@ -99,7 +74,7 @@ static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_e
     const int col0 = kRowPieces <= 32 ? lane % kRowPieces : lane;
     const gf_elem* k_from = k_head + (j0 + row0) * kKStrideS + col0 * kElemsPerPiece;
     const gf_elem* v_from = v_head + (j0 + row0) * kVStrideS + col0 * kElemsPerPiece;
-    const uint32_t base = gf_decode_smem_addr(slot);
+    const uint32_t base = gf_smem_addr(slot);
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       const int rows_ahead = 32 * pass / kRowPieces, cols_ahead = 32 * pass % kRowPieces;
@@ -123,7 +98,7 @@ static __device__ __forceinline__ void gf_decode_fetch(gf_elem* slot, const gf_e
     const gf_elem* from = (is_v ? v_head + j * kVStrideS : k_head + j * kKStrideS) + col * kElemsPerPiece;
     gf_elem* to = slot + ((is_v ? kTilePieces : 0) + gf_decode_piece_at<kSwizzled>(row, col)) * kElemsPerPiece;
     if (async) {
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gf_decode_smem_addr(to)),
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(gf_smem_addr(to)),
                    "l"(j < end ? from : k_head), "r"(j < end ? 16 : 0)
                    : "memory");
     } else {

@@ -1,15 +1,9 @@
-// Tensor-core pieces the attention kernels share (attention_mma.cuh, attention_decode_mma.cuh):
-// shared-memory addresses, ldmatrix, mma.sync m16n8k16 with f32 accumulation, the rounding of
-// two floats into one A fragment register, and the exponent.
+// Tensor-core pieces the attention and skinny GEMM kernels share (attention_mma.cuh,
+// attention_decode_mma.cuh, skinny_gemm_mma.cuh): ldmatrix, mma.sync m16n8k16 with f32
+// accumulation, the rounding of two floats into one A fragment register, and the exponent.
 //
 // Needs from the emitter: gf_elem (16-bit storage) and kBf16 (the MMA input format: bf16, else
 // f16).
-
-static __device__ __forceinline__ uint32_t gf_smem_addr(const void* p) {
-  uint32_t a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
 
 static __device__ __forceinline__ void gf_ldmatrix_x4(uint32_t* r, const gf_elem* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
