@@ -5,7 +5,9 @@
 // halved under is_causal (the convention of FlashAttention's and PyTorch's figures). Decode rows
 // (one query token per sequence against a 4k-32k key/value cache, Llama-style GQA) print the
 // bandwidth of reading K and V once and its share of a device-to-device copy measured in the
-// same run.
+// same run; they are also timed queued (launches back to back between two events, so the host's
+// launch cost and the event's own latency are hidden), each launch on another copy of Q, K, V
+// and Y, the copies together larger than L2, so that no launch finds its cache in L2.
 // Each shape also runs through cuDNN's fused attention (runtime/cuda/cudnn_sdpa.h, kernel
 // "cudnn", where this build has cuDNN and cuDNN takes the shape): cudnnBackendExecute timed the
 // same way, and, where the engine supports cuDNN's native CUDA graph API, one launch of the graph
@@ -58,7 +60,14 @@ struct Result {
   std::string engine;   // cudnn: the engine cuDNN's heuristics gave
   double graph_us = 0;  // cudnn with a native-graph engine: one launch of the populated graph
   double kv_gbps = 0;  // K and V bytes over the time
+  double queued_us = 0;  // decode: per launch, queued back to back over copies (see above)
+  double queued_kv_gbps = 0;
 };
+
+// Decode rows are timed queued over enough copies of their buffers to exceed this: more than
+// the H200's L2 (50 MB), so each launch reads its cache from memory.
+constexpr double kColdBytes = 160e6;
+constexpr int kMaxCopies = 64;
 
 using bench::time_us;
 
@@ -71,6 +80,26 @@ void set_rates(Result& r) {
       2.0 * static_cast<double>(s.batch * s.kv_heads * s.kv_len * s.head_dim) * 2.0;
   r.tflops = flops / (r.us * 1e-6) * 1e-12;
   r.kv_gbps = kv_bytes / (r.us * 1e-6) * 1e-9;
+  if (r.queued_us > 0) r.queued_kv_gbps = kv_bytes / (r.queued_us * 1e-6) * 1e-9;
+}
+
+// How many copies of a decode row's Q, K, V and Y the queued timing rotates over.
+int copies_for(const Shape4& s) {
+  const double bytes = 2.0 * static_cast<double>(s.batch * s.head_dim) *
+                       static_cast<double>(2 * s.kv_heads * s.kv_len + 2 * s.heads * s.q_len);
+  return std::clamp(static_cast<int>(std::ceil(kColdBytes / bytes)), 2, kMaxCopies);
+}
+
+// Copies 1.. of buffers[0..3] (Q, K, V, Y), device to device on the null stream (the launches
+// that read them come after on it); buffers[4 * c + i] is copy c.
+void add_copies(std::vector<std::unique_ptr<DeviceBuffer>>& buffers, int copies) {
+  for (int c = 1; c < copies; ++c) {
+    for (int i = 0; i < 4; ++i) {
+      buffers.push_back(std::make_unique<DeviceBuffer>(buffers[i]->bytes()));
+      GF_CU(cuda_driver().cuMemcpyDtoDAsync(buffers.back()->ptr(), buffers[i]->ptr(),
+                                            buffers[i]->bytes(), nullptr));
+    }
+  }
 }
 
 Graph attention_graph(const Shape4& s) {
@@ -106,7 +135,8 @@ class Bench {
   Bench(const CudaDeviceInfo& info, int iters)
       : info_(info), iters_(iters), context_(info.index), compiler_(codegen::nvrtc_options_from_environment()) {}
 
-  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0, int clusters = 0) {
+  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0, int clusters = 0,
+             bool decode = false) {
     const Graph g = attention_graph(s);
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
@@ -148,6 +178,23 @@ class Bench {
       GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
                                          src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
     });
+    if (decode) {
+      const int copies = copies_for(s);
+      add_copies(buffers, copies);
+      std::vector<CUdeviceptr> tables;
+      for (size_t i = 0; i < buffers.size(); ++i) tables.push_back(buffers[i]->ptr());
+      DeviceBuffer all_tables(tables.size() * sizeof(CUdeviceptr));
+      GF_CU(cuda_driver().cuMemcpyHtoD(all_tables.ptr(), tables.data(), all_tables.bytes()));
+      int next = 0;
+      r.queued_us = bench::time_us_batched(iters_, copies, [&] {
+        CUdeviceptr at = all_tables.ptr() +
+                         static_cast<CUdeviceptr>(4 * sizeof(CUdeviceptr) * (next++ % copies));
+        void* rotated[] = {&at};
+        GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                                           src.launch.dynamic_shared_bytes, nullptr, rotated,
+                                           nullptr));
+      });
+    }
     GF_CU(cuda_driver().cuCtxSynchronize());
     set_rates(r);
     return r;
@@ -155,7 +202,7 @@ class Bench {
 
   // cuDNN's fused attention on the same shape; nullopt-like empty kernel name where cuDNN
   // refuses it (the reason on stderr).
-  Result run_cudnn(const Shape4& s) {
+  Result run_cudnn(const Shape4& s, bool decode = false) {
     Result r;
     r.shape = s;
     if (!cuda::cudnn_available()) return r;
@@ -189,6 +236,16 @@ class Bench {
     r.kernel = "cudnn";
     r.engine = sdpa->engine();
     r.us = time_us(iters_, [&] { sdpa->run(io, nullptr); });
+    if (decode) {
+      const int copies = copies_for(s);
+      add_copies(buffers, copies);
+      int next = 0;
+      r.queued_us = bench::time_us_batched(iters_, copies, [&] {
+        const int c = next++ % copies;
+        const auto copy = [&](int i) { return at(*buffers[4 * c + i]); };
+        sdpa->run({copy(0), copy(1), copy(2), copy(3), at(workspace)}, nullptr);
+      });
+    }
     if (sdpa->native_graph()) {
       CUgraph graph = nullptr;
       GF_CU(cuda_driver().cuGraphCreate(&graph, 0));
@@ -303,10 +360,10 @@ int bench_main(int argc, char** argv) {
   }
   std::vector<Result> decode;
   for (const Shape4& s : decode_shapes(quick)) {
-    decode.push_back(bench.run(s, true));
-    for (int clusters : decode_clusters) decode.push_back(bench.run(s, true, 0, clusters));
-    if (row_kernel) decode.push_back(bench.run(s, false));
-    if (Result c = bench.run_cudnn(s); !c.kernel.empty()) decode.push_back(c);
+    decode.push_back(bench.run(s, true, 0, 0, true));
+    for (int clusters : decode_clusters) decode.push_back(bench.run(s, true, 0, clusters, true));
+    if (row_kernel) decode.push_back(bench.run(s, false, 0, 0, true));
+    if (Result c = bench.run_cudnn(s, true); !c.kernel.empty()) decode.push_back(c);
   }
   const double copy_gbps = bench.copy_gbps();
 
@@ -340,15 +397,16 @@ int bench_main(int argc, char** argv) {
                             {"graph_us", r.graph_us}});
   }
   std::printf("\ndecode (copy %.0f GB/s, read + write)\n", copy_gbps);
-  std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s\n", "dtype", "kern", "B", "Hq", "Hkv", "Skv", "D",
-              "time us", "KV GB/s", "%copy");
+  std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s %10s %8s\n", "dtype", "kern", "B", "Hq",
+              "Hkv", "Skv", "D", "time us", "KV GB/s", "%copy", "queued us", "%copy");
   j["copy_gbps"] = copy_gbps;
   for (const Result& r : decode) {
     const Shape4& s = r.shape;
-    std::printf("%-5s %-5s %4lld %4lld %4lld %6lld %4lld %10.1f %9.0f %7.1f%%\n",
+    std::printf("%-5s %-5s %4lld %4lld %4lld %6lld %4lld %10.1f %9.0f %7.1f%% %10.1f %7.1f%%\n",
                 std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
-                (long long)s.heads, (long long)s.kv_heads, (long long)s.kv_len, (long long)s.head_dim, r.us,
-                r.kv_gbps, 100.0 * r.kv_gbps / copy_gbps);
+                (long long)s.heads, (long long)s.kv_heads, (long long)s.kv_len,
+                (long long)s.head_dim, r.us, r.kv_gbps, 100.0 * r.kv_gbps / copy_gbps, r.queued_us,
+                100.0 * r.queued_kv_gbps / copy_gbps);
     j["decode"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
                            {"kernel", r.kernel},
                            {"batch", s.batch},
@@ -360,7 +418,9 @@ int bench_main(int argc, char** argv) {
                            {"us", r.us},
                            {"engine", r.engine},
                            {"kv_gbps", r.kv_gbps},
-                           {"pct_copy", 100.0 * r.kv_gbps / copy_gbps}});
+                           {"pct_copy", 100.0 * r.kv_gbps / copy_gbps},
+                           {"queued_us", r.queued_us},
+                           {"queued_pct_copy", 100.0 * r.queued_kv_gbps / copy_gbps}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);
