@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "passes/attention_mask.h"
-#include "passes/compact_graph.h"
 #include "passes/rewrite_util.h"
 
 namespace gf {
@@ -171,17 +170,10 @@ bool fuse_at(Graph& g, const ValueUses& uses, NodeId softmax, ClaimedNodes& clai
 }  // namespace
 
 int fuse_attention(Graph& g) {
-  const ValueUses uses(g);
-  const size_t num_nodes = g.num_nodes();
-  ClaimedNodes claimed;
-  int fused = 0;
-  for (size_t i = 0; i < num_nodes; ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (g.node(id).op == Op::kSoftmax && fuse_at(g, uses, id, claimed)) ++fused;
-  }
-  // A match rejected late may have left helper nodes (K's transpose, a mask) behind.
-  if (g.num_nodes() != num_nodes) remove_dead_nodes(g);
-  return fused;
+  // A match rejected late may leave helper nodes (K's transpose, a mask) behind: the sweep
+  // compacts them away.
+  return rewrite_sweep(
+      g, [](Op op) { return op == Op::kSoftmax; }, fuse_at);
 }
 
 }  // namespace gf

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "passes/compact_graph.h"
 #include "passes/norm_match.h"
+#include "passes/rewrite_util.h"
 
 namespace gf {
 
@@ -168,17 +168,8 @@ bool fuse_at(Graph& g, const ValueUses& uses, NodeId f_id, ClaimedNodes& claimed
 }  // namespace
 
 int fuse_gelus(Graph& g) {
-  const ValueUses uses(g);
-  const size_t num_nodes = g.num_nodes();
-  ClaimedNodes claimed;
-  int fused = 0;
-  for (size_t i = 0; i < num_nodes; ++i) {
-    const auto id = static_cast<NodeId>(i);
-    const Op op = g.node(id).op;
-    if ((op == Op::kErf || op == Op::kTanh) && fuse_at(g, uses, id, claimed)) ++fused;
-  }
-  if (fused > 0) remove_dead_nodes(g);
-  return fused;
+  return rewrite_sweep(
+      g, [](Op op) { return op == Op::kErf || op == Op::kTanh; }, fuse_at);
 }
 
 }  // namespace gf

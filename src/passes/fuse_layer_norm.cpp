@@ -3,8 +3,8 @@
 #include <optional>
 #include <vector>
 
-#include "passes/compact_graph.h"
 #include "passes/norm_match.h"
+#include "passes/rewrite_util.h"
 
 namespace gf {
 
@@ -88,16 +88,8 @@ bool fuse_at(Graph& g, const ValueUses& uses, NodeId mean_id, ClaimedNodes& clai
 }  // namespace
 
 int fuse_layer_norms(Graph& g) {
-  const ValueUses uses(g);
-  const size_t num_nodes = g.num_nodes();
-  ClaimedNodes claimed;
-  int fused = 0;
-  for (size_t i = 0; i < num_nodes; ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (g.node(id).op == Op::kReduceMean && fuse_at(g, uses, id, claimed)) ++fused;
-  }
-  if (fused > 0) remove_dead_nodes(g);
-  return fused;
+  return rewrite_sweep(
+      g, [](Op op) { return op == Op::kReduceMean; }, fuse_at);
 }
 
 }  // namespace gf

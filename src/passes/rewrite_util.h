@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "graphfuse/graph.h"
+#include "passes/compact_graph.h"
 
 namespace gf {
 
@@ -39,6 +40,24 @@ class ClaimedNodes {
  private:
   std::vector<bool> claimed_;
 };
+
+// One sweep of a rewrite pass: `try_at(g, uses, id, claimed)` at every node the graph had when
+// the sweep began whose op `is_anchor` accepts. A rewrite leaves the nodes it replaced (and a
+// match rejected late, the helper nodes it had added) dead until the sweep's compaction, which
+// runs when the graph changed. Returns the number of rewrites.
+template <class IsAnchor, class TryAt>
+int rewrite_sweep(Graph& g, IsAnchor is_anchor, TryAt try_at) {
+  const ValueUses uses(g);
+  const size_t num_nodes = g.num_nodes();
+  ClaimedNodes claimed;
+  int rewrites = 0;
+  for (size_t i = 0; i < num_nodes; ++i) {
+    const auto id = static_cast<NodeId>(i);
+    if (is_anchor(g.node(id).op) && try_at(g, uses, id, claimed)) ++rewrites;
+  }
+  if (rewrites > 0 || g.num_nodes() != num_nodes) remove_dead_nodes(g);
+  return rewrites;
+}
 
 // The sole reader of `v` when it is a node of `op` (and `v` is no graph output); else kNoNode.
 NodeId sole_reader_of(const Graph& g, const ValueUses& uses, ValueId v, Op op);
