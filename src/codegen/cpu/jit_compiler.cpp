@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "codegen/common/compiler_log.h"
 #include "codegen/common/hash.h"
 #include "codegen/common/parallel_compile.h"
 #include "graphfuse/error.h"
@@ -90,25 +91,6 @@ fs::path checksum_path(const fs::path& so) {
   return so.string() + ".fnv";
 }
 
-// The compiler's diagnostics from the first error on, at most kErrorLinesShown lines.
-std::string first_error_lines(const std::string& output) {
-  std::istringstream in(output);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  size_t first = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("error") != std::string::npos) {
-      first = i;
-      break;
-    }
-  }
-  std::string shown;
-  for (size_t i = first; i < lines.size() && i < first + kErrorLinesShown; ++i) {
-    shown += "\n  " + lines[i];
-  }
-  return shown;
-}
-
 void* open_library(const fs::path& path, std::string* error) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle && error) {
@@ -161,7 +143,7 @@ const std::string& JitCompiler::compiler_version() {
     if (rc != 0) {
       throw Error(ErrorCode::kCompileError, "JIT: cannot run the C++ compiler '" +
                                                 options_.compiler + "'" +
-                                                first_error_lines(output));
+                                                first_error_lines(output, kErrorLinesShown));
     }
     version_ = output.substr(0, output.find('\n'));
   });
@@ -221,7 +203,8 @@ void JitCompiler::run_compiler(const fs::path& src, const fs::path& out) {
     fs::remove(out, ec);
     throw Error(ErrorCode::kCompileError, "JIT: '" + options_.compiler + "' failed (exit " +
                                               std::to_string(rc) + ") on generated source " +
-                                              src.string() + ":" + first_error_lines(output));
+                                              src.string() + ":" +
+                                              first_error_lines(output, kErrorLinesShown));
   }
 }
 

@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <sstream>
 #include <thread>
 
 #include "codegen/common/cache_files.h"
+#include "codegen/common/compiler_log.h"
 #include "codegen/common/hash.h"
 #include "codegen/common/parallel_compile.h"
 #include "codegen/cpu/jit_compiler.h"
@@ -31,25 +31,6 @@ constexpr int kLogLinesShown = 12;
 constexpr char kTrailerMagic[8] = {'g', 'f', 'c', 'u', 'b', 'i', 'n', '1'};
 constexpr size_t kTrailerSize = 16;
 constexpr const char* kCacheWhat = "CUDA kernel cache";
-
-// NVRTC's log from the first error on, at most kLogLinesShown lines.
-std::string first_error_lines(const std::string& log) {
-  std::istringstream in(log);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  size_t first = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find("error") != std::string::npos) {
-      first = i;
-      break;
-    }
-  }
-  std::string shown;
-  for (size_t i = first; i < lines.size() && i < first + kLogLinesShown; ++i) {
-    shown += "\n  " + lines[i];
-  }
-  return shown;
-}
 
 std::string with_trailer(const std::string& cubin) {
   std::string bytes = cubin;
@@ -215,10 +196,11 @@ std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& 
       if (nvrtcGetProgramLog(guard.program, log.data()) != NVRTC_SUCCESS) log.clear();
       while (!log.empty() && log.back() == '\0') log.pop_back();
     }
-    throw Error(ErrorCode::kCompileError,
-                "NVRTC " + nvrtc_version() + " failed (" + nvrtcGetErrorString(compiled) +
-                    ") on generated source " + source_path.string() + " for " +
-                    sm_arch_name(compute_capability) + ":" + first_error_lines(log));
+    throw Error(ErrorCode::kCompileError, "NVRTC " + nvrtc_version() + " failed (" +
+                                              nvrtcGetErrorString(compiled) +
+                                              ") on generated source " + source_path.string() +
+                                              " for " + sm_arch_name(compute_capability) + ":" +
+                                              first_error_lines(log, kLogLinesShown));
   }
   size_t size = 0;
   r = nvrtcGetCUBINSize(guard.program, &size);
