@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <exception>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -156,31 +155,7 @@ uint64_t JitCompiler::cache_key(const std::string& source) {
 
 JitLibraryPtr JitCompiler::compile(const std::string& source) {
   const uint64_t key = cache_key(source);
-  std::promise<JitLibraryPtr> promise;
-  std::shared_future<JitLibraryPtr> future;
-  bool owner = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = memory_.find(key);
-    if (it == memory_.end()) {
-      future = promise.get_future().share();
-      memory_.emplace(key, future);
-      owner = true;
-    } else {
-      future = it->second;
-    }
-  }
-  if (!owner) return future.get();  // compiled, or being compiled by another thread
-  try {
-    promise.set_value(load_or_compile(source, key));
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      memory_.erase(key);  // a later call tries again
-    }
-    promise.set_exception(std::current_exception());
-  }
-  return future.get();
+  return compiled_.get(key, [&] { return load_or_compile(source, key); });
 }
 
 JitLibraryPtr JitCompiler::try_load_cached(const fs::path& so_path) {

@@ -6,12 +6,12 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "codegen/common/once_per_key.h"
 
 namespace gf::codegen {
 
@@ -84,8 +84,7 @@ class JitCompiler {
   JitOptions options_;
   std::once_flag version_once_;
   std::string version_;
-  std::mutex mutex_;
-  std::unordered_map<uint64_t, std::shared_future<JitLibraryPtr>> memory_;
+  OncePerKey<uint64_t, JitLibraryPtr> compiled_;  // in memory, by cache key
   std::atomic<int> compiler_runs_{0};
 };
 

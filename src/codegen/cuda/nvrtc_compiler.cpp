@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <thread>
 
 #include "codegen/common/cache_files.h"
@@ -124,31 +123,7 @@ fs::path NvrtcCompiler::cubin_path(uint64_t key) const {
 CubinPtr NvrtcCompiler::compile(const std::string& source, int compute_capability) {
   check_arch(compute_capability);
   const uint64_t key = cache_key(source, compute_capability);
-  std::promise<CubinPtr> promise;
-  std::shared_future<CubinPtr> future;
-  bool owner = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = memory_.find(key);
-    if (it == memory_.end()) {
-      future = promise.get_future().share();
-      memory_.emplace(key, future);
-      owner = true;
-    } else {
-      future = it->second;
-    }
-  }
-  if (!owner) return future.get();  // compiled, or being compiled by another thread
-  try {
-    promise.set_value(load_or_compile(source, compute_capability, key));
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      memory_.erase(key);  // a later call tries again
-    }
-    promise.set_exception(std::current_exception());
-  }
-  return future.get();
+  return compiled_.get(key, [&] { return load_or_compile(source, compute_capability, key); });
 }
 
 CubinPtr NvrtcCompiler::load_or_compile(const std::string& source, int compute_capability,

@@ -8,12 +8,11 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <future>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "codegen/common/once_per_key.h"
 
 namespace gf::codegen {
 
@@ -66,8 +65,7 @@ class NvrtcCompiler {
                         int compute_capability);
 
   NvrtcOptions options_;
-  std::mutex mutex_;
-  std::unordered_map<uint64_t, std::shared_future<CubinPtr>> memory_;
+  OncePerKey<uint64_t, CubinPtr> compiled_;  // in memory, by cache key
   std::atomic<int> nvrtc_runs_{0};
 };
 
