@@ -24,7 +24,8 @@ constexpr unsigned char kPoisons[] = {0xff, 0x5a};
 // Emits `c`'s node for this device (for `sm_count` SMs where nonzero) and runs it (buffers
 // `offset_bytes` past their allocations); returns its output.
 Tensor run_anchor(CudaTestDevice& device, const AnchorCase& c, unsigned char poison,
-                  codegen::CudaEmitOptions options = {}, size_t offset_bytes = 0, int sm_count = 0) {
+                  codegen::CudaEmitOptions options = {}, size_t offset_bytes = 0,
+                  int sm_count = 0) {
   options.sm_count = sm_count > 0 ? sm_count : device.sm_count();
   options.compute_capability = device.compute_capability();
   const codegen::CudaKernelSource src =
@@ -72,7 +73,8 @@ class CudaMmaAttention : public CudaAnchorKernels {
  protected:
   void SetUp() override {
     CudaAnchorKernels::SetUp();
-    if (device_ && device_->compute_capability() < 80) GTEST_SKIP() << "tensor-core attention needs sm_80";
+    if (device_ && device_->compute_capability() < 80)
+      GTEST_SKIP() << "tensor-core attention needs sm_80";
   }
 };
 
@@ -81,7 +83,8 @@ TEST_P(CudaMmaAttention, MatchesTheReferenceInBothBlockSizesFromUnalignedBuffers
   const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
   codegen::CudaEmitOptions options;
   options.compute_capability = device_->compute_capability();
-  const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
+  const codegen::CudaKernelSource src =
+      codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
   EXPECT_NE(src.source.find("tensor cores"), std::string::npos) << "not the tensor-core kernel";
   {
     SCOPED_TRACE("128-row blocks");
@@ -110,13 +113,15 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaMmaAttention,
 
 // The split-KV decode kernels (CudaEmitOptions::split_kv_attention): their cases from aligned
 // and unaligned buffers (plain loads), with 4 and 8 warps per block (the tensor-core kernel's
-// two sizes, chosen by how many blocks the grid has per SM), in clusters of 16 blocks (the
-// non-portable size), and with the kernel off.
+// two sizes, chosen by how many blocks the grid has per SM; the tensor-core kernel's clusters
+// shrink to 1 block on one SM), in clusters of 2, 4 and 16 blocks (16: the non-portable size),
+// and with the kernel off.
 class CudaDecodeAttention : public CudaAnchorKernels {
  protected:
   void SetUp() override {
     CudaAnchorKernels::SetUp();
-    if (device_ && device_->compute_capability() < 90) GTEST_SKIP() << "thread-block clusters need sm_90";
+    if (device_ && device_->compute_capability() < 90)
+      GTEST_SKIP() << "thread-block clusters need sm_90";
   }
 };
 
@@ -126,7 +131,8 @@ TEST_P(CudaDecodeAttention, MatchesTheReferenceFromAlignedAndUnalignedBuffersAnd
   codegen::CudaEmitOptions options;
   options.compute_capability = device_->compute_capability();
   options.split_kv_attention = true;
-  const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
+  const codegen::CudaKernelSource src =
+      codegen::emit_anchor_kernel(c.node(), c.graph, "k", options);
   EXPECT_NE(src.source.find("split across the keys"), std::string::npos) << "not the decode kernel";
   {
     SCOPED_TRACE("aligned");
@@ -145,16 +151,17 @@ TEST_P(CudaDecodeAttention, MatchesTheReferenceFromAlignedAndUnalignedBuffersAnd
     sized.sm_count = sm_count;
     const codegen::CudaKernelSource s = codegen::emit_anchor_kernel(c.node(), c.graph, "k", sized);
     if (s.source.find("clusters, tensor cores") != std::string::npos) {
-      EXPECT_EQ(s.launch.block, sm_count == 1 ? 128u : 256u);
+      EXPECT_EQ(s.launch.block, s.launch.grid < 2u * static_cast<uint32_t>(sm_count) ? 256u : 128u);
+      EXPECT_EQ(s.launch.cluster_blocks, sm_count == 1 ? 1u : 8u);
     }
     const Tensor got = run_anchor(*device_, c, 0xff, sized, 0, sm_count);
     testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
   }
-  {
-    SCOPED_TRACE("clusters of 16");
-    codegen::CudaEmitOptions sixteen = options;
-    sixteen.decode_cluster_blocks = 16;
-    const Tensor got = run_anchor(*device_, c, 0xff, sixteen);
+  for (const int clusters : {2, 4, 16}) {
+    SCOPED_TRACE("clusters of " + std::to_string(clusters));
+    codegen::CudaEmitOptions sized = options;
+    sized.decode_cluster_blocks = clusters;
+    const Tensor got = run_anchor(*device_, c, 0xff, sized);
     testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
   }
   {
@@ -228,8 +235,8 @@ TEST_F(CudaAnchorKernelsLarge, LongCausalAttentionInHalfPrecision) {
 TEST_F(CudaAnchorKernelsLarge, LongAttentionWithHeadSize128InBfloat16) {
   // 1000 queries and keys (not multiples of the 64-row blocks and 64-key tiles), GQA 4:1.
   const AnchorCase c = testing::make_anchor_case(
-      "long_d128", Op::kAttention, testing::qkv4(1, 8, 2, 1000, 1000, 128, 128, DType::kBF16, 71), {},
-      DType::kBF16);
+      "long_d128", Op::kAttention, testing::qkv4(1, 8, 2, 1000, 1000, 128, 128, DType::kBF16, 71),
+      {}, DType::kBF16);
   const Tensor want = ref::run_node(c.node(), testing::anchor_reference_inputs(c)).at(0);
   const Tensor got = run_anchor(*device_, c, 0xff);
   testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);

@@ -22,11 +22,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using codegen::emit_anchor_kernel;
-using testing::AnchorCase;
 using testing::anchor_data;
+using testing::AnchorCase;
 using testing::expect_error;
 
-std::string kernel_name(const AnchorCase& c) { return "anchor_" + c.name; }
+std::string kernel_name(const AnchorCase& c) {
+  return "anchor_" + c.name;
+}
 
 // Every kernel a case may take (the split-KV decode kernels included).
 codegen::CudaEmitOptions every_kernel() {
@@ -47,14 +49,20 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
   for (const AnchorCase& c : cases) {
     SCOPED_TRACE(c.name);
     ASSERT_TRUE(codegen::has_cuda_anchor_kernel(c.node().op));
-    const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel());
+    const codegen::CudaKernelSource src =
+        emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel());
     EXPECT_EQ(src.name, kernel_name(c));
     EXPECT_EQ(src.source.rfind("// node '" + c.name + "' (" + std::string(op_name(c.node().op)), 0),
               0u)
         << src.source.substr(0, 200);
     const bool decode = src.source.find("split across the keys") != std::string::npos;
-    EXPECT_EQ(src.launch.cluster_blocks, decode ? 8u : 1u);
-    const std::string clusters = decode ? "__cluster_dims__(8, 1, 1) " : "";
+    const uint32_t cluster = src.launch.cluster_blocks;
+    if (!decode) {
+      EXPECT_EQ(cluster, 1u);
+    }
+    EXPECT_TRUE(cluster == 1 || cluster == 2 || cluster == 4 || cluster == 8) << cluster;
+    const std::string clusters =
+        cluster > 1 ? "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) " : "";
     EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" +
                               std::to_string(src.launch.block) + ") " + clusters + kernel_name(c) +
                               "(void* const* buffers)"),
@@ -81,7 +89,8 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
       EXPECT_GE(src.launch.grid, 1u);
     }
     // Same node, same source: the kernel cache keys on it.
-    EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel()).source, src.source);
+    EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel()).source,
+              src.source);
   }
 }
 
@@ -146,9 +155,9 @@ TEST(CudaAnchorKernels, SixteenBitStorageUsesTheSharedConversions) {
 
 AnchorCase attention_case(DType t, std::vector<int64_t> q, std::vector<int64_t> k,
                           std::vector<int64_t> v, Attributes a = {}) {
-  return testing::make_anchor_case("attn", Op::kAttention,
-                                   {anchor_data(q, 1, t), anchor_data(k, 2, t), anchor_data(v, 3, t)},
-                                   std::move(a), t);
+  return testing::make_anchor_case(
+      "attn", Op::kAttention, {anchor_data(q, 1, t), anchor_data(k, 2, t), anchor_data(v, 3, t)},
+      std::move(a), t);
 }
 
 TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
@@ -157,8 +166,7 @@ TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
   expect_error([&] { emit_anchor_kernel(f64.node(), f64.graph, "k"); }, ErrorCode::kUnsupported,
                {"node 'attn'", "(Attention)", "f64[1,2,3,8]", "dtype f64"});
   // A value head too large for the per-lane registers.
-  const AnchorCase wide =
-      attention_case(DType::kF32, {1, 1, 2, 8}, {1, 1, 3, 8}, {1, 1, 3, 1024});
+  const AnchorCase wide = attention_case(DType::kF32, {1, 1, 2, 8}, {1, 1, 3, 8}, {1, 1, 3, 1024});
   expect_error([&] { emit_anchor_kernel(wide.node(), wide.graph, "k"); }, ErrorCode::kUnsupported,
                {"node 'attn'", "(Attention)", "f32[1,1,3,1024]", "value head size 1024"});
   // Symbolic batch.
@@ -180,9 +188,9 @@ TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
   expect_error([&] { emit_anchor_kernel(m.node(0), m, "k"); }, ErrorCode::kUnsupported,
                {"node 'mm'", "(MatMul)", "f32[2,3]", "no CUDA kernel"});
   // MaxPool of int8 (the reference has it; the CUDA kernel does not).
-  const AnchorCase i8 = testing::make_anchor_case(
-      "pool", Op::kMaxPool, {anchor_data({1, 1, 4, 4}, 4, DType::kI8)},
-      {{"kernel_shape", std::vector<int64_t>{2, 2}}}, DType::kI8);
+  const AnchorCase i8 =
+      testing::make_anchor_case("pool", Op::kMaxPool, {anchor_data({1, 1, 4, 4}, 4, DType::kI8)},
+                                {{"kernel_shape", std::vector<int64_t>{2, 2}}}, DType::kI8);
   expect_error([&] { emit_anchor_kernel(i8.node(), i8.graph, "k"); }, ErrorCode::kUnsupported,
                {"node 'pool'", "(MaxPool)", "i8[1,1,4,4]", "dtype i8"});
 }
@@ -193,8 +201,8 @@ TEST(CudaAnchorKernels, BadNamesSmCountsAndClusterSizesAreInvalidArguments) {
                ErrorCode::kInvalidArgument, {"not-an-identifier", "C identifier"});
   codegen::CudaEmitOptions o;
   o.sm_count = 0;
-  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", o); },
-               ErrorCode::kInvalidArgument, {"sm_count 0"});
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", o); }, ErrorCode::kInvalidArgument,
+               {"sm_count 0"});
   codegen::CudaEmitOptions clusters;
   clusters.decode_cluster_blocks = 17;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", clusters); },
@@ -234,7 +242,9 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
   };
   // f32, a head size that is not a power of two, different Q/K and V head sizes, fewer than 8
   // query rows: the one-warp-per-row kernel.
-  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 64, DType::kF32, 1), DType::kF32)), "row");
+  EXPECT_STREQ(
+      emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 64, DType::kF32, 1), DType::kF32)),
+      "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 96, 96, f16, 1), f16)), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 64, 64, 64, 32, f16, 1), f16)), "row");
   EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 7, 64, 64, 64, f16, 1), f16)), "row");
@@ -247,7 +257,8 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
   EXPECT_EQ(src.launch.block, 128u);
   EXPECT_EQ(src.launch.grid, 3u * 5u * 2u);
   EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (128 + 128));
-  src = emit_anchor_kernel(c.node(), c.graph, "k");  // 132 SMs: 30 blocks of 128 rows would idle most
+  src =
+      emit_anchor_kernel(c.node(), c.graph, "k");  // 132 SMs: 30 blocks of 128 rows would idle most
   EXPECT_EQ(src.launch.grid, 3u * 5u * 3u);
   EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (64 + 128));
 }
@@ -255,7 +266,8 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
 TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
   codegen::CudaEmitOptions on;
   on.split_kv_attention = true;
-  const auto emitted_kind = [&](const AnchorCase& c, std::optional<codegen::CudaEmitOptions> o = {}) {
+  const auto emitted_kind = [&](const AnchorCase& c,
+                                std::optional<codegen::CudaEmitOptions> o = {}) {
     const std::string src = emit_anchor_kernel(c.node(), c.graph, "k", o.value_or(on)).source;
     if (src.find("split across the keys") != std::string::npos) return "split";
     return src.find("tensor cores") != std::string::npos ? "mma" : "row";
@@ -276,9 +288,10 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
     codegen::CudaEmitOptions consumer = on;  // sm_120: 99 KiB per block, less than the rings take
     consumer.compute_capability = 120;
     EXPECT_STREQ(emitted_kind(c, consumer), "row");
-    // Clusters of 8 blocks per (batch, key/value head), declared on the kernel: on tensor cores
-    // (f16/bf16, head sizes 16-128) 8 warps where the grid has fewer than 2 blocks per SM, else
-    // 4; 8 on CUDA cores.
+    // Clusters of blocks per (batch, key/value head), declared on the kernel: 8 on CUDA cores; on
+    // tensor cores (f16/bf16, head sizes 16-128) the largest power of two up to 8 that keeps
+    // 2 x cluster x (batch x key/value heads) within the SMs, else 1. On tensor cores 8 warps
+    // where the grid has fewer than 2 blocks per SM, else 4; 8 on CUDA cores.
     const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", on);
     const codegen::AttentionNode a = codegen::read_attention_node(c.node(), c.graph);
     const bool tensor_cores = a.dtype != DType::kF32 && a.head_dim >= 16 && a.head_dim <= 128;
@@ -287,8 +300,14 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
         tensor_cores);
     const bool wide = src.launch.grid < 2u * static_cast<uint32_t>(on.sm_count);
     EXPECT_EQ(src.launch.block, !tensor_cores || wide ? 256u : 128u);
-    EXPECT_EQ(src.launch.grid % 8, 0u);
-    EXPECT_NE(src.source.find("__cluster_dims__(8, 1, 1) k(void* const* buffers)"), std::string::npos);
+    const int64_t pairs = a.batch * a.kv_heads;
+    int64_t cluster = 8;
+    while (tensor_cores && cluster > 1 && 2 * cluster * pairs > on.sm_count) cluster /= 2;
+    EXPECT_EQ(src.launch.cluster_blocks, static_cast<uint32_t>(cluster));
+    EXPECT_EQ(src.launch.grid, static_cast<uint32_t>(pairs * cluster));
+    EXPECT_NE(src.source.find("__cluster_dims__(" + std::to_string(cluster) +
+                              ", 1, 1) k(void* const* buffers)"),
+              std::string::npos);
   }
   const DType f16 = DType::kF16;
   const auto attention = [](std::vector<Tensor> in, Attributes a = {}) {
@@ -311,13 +330,26 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
                "row");
   EXPECT_STREQ(emitted_kind(attention32(testing::qkv4(1, 8, 1, 1, 512, 64, 64, DType::kF32, 1))),
                "split");
-  // The grid: 8 blocks per (batch, key/value head); 8 warps each on 48 blocks, 4 on 1024.
+  // The grid on 132 SMs: 6 (batch, key/value head) pairs take clusters of 8 (48 blocks of 8
+  // warps); 32 pairs clusters of 2 (64 blocks); 128 pairs clusters of 1 (128 blocks). Asked for
+  // clusters of 8 explicitly, 128 pairs take 1024 blocks of 4 warps.
+  const auto launch = [&](const AnchorCase& x, int clusters = 0) {
+    codegen::CudaEmitOptions o = on;
+    o.decode_cluster_blocks = clusters;
+    return emit_anchor_kernel(x.node(), x.graph, "k", o).launch;
+  };
   const AnchorCase c = attention(testing::qkv4(3, 8, 2, 1, 4096, 128, 128, f16, 1));
-  EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, "k", on).launch.grid, 3u * 2u * 8u);
-  EXPECT_EQ(emit_anchor_kernel(c.node(), c.graph, "k", on).launch.block, 256u);
+  EXPECT_EQ(launch(c).grid, 3u * 2u * 8u);
+  EXPECT_EQ(launch(c).block, 256u);
+  const AnchorCase four = attention(testing::qkv4(4, 32, 8, 1, 4096, 128, 128, f16, 1));
+  EXPECT_EQ(launch(four).cluster_blocks, 2u);
+  EXPECT_EQ(launch(four).grid, 4u * 8u * 2u);
   const AnchorCase many = attention(testing::qkv4(16, 32, 8, 1, 256, 128, 128, f16, 1));
-  EXPECT_EQ(emit_anchor_kernel(many.node(), many.graph, "k", on).launch.grid, 16u * 8u * 8u);
-  EXPECT_EQ(emit_anchor_kernel(many.node(), many.graph, "k", on).launch.block, 128u);
+  EXPECT_EQ(launch(many).cluster_blocks, 1u);
+  EXPECT_EQ(launch(many).grid, 16u * 8u);
+  EXPECT_EQ(launch(many).block, 256u);
+  EXPECT_EQ(launch(many, 8).grid, 16u * 8u * 8u);
+  EXPECT_EQ(launch(many, 8).block, 128u);
 }
 
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {

@@ -16,8 +16,11 @@ namespace gf::codegen {
 
 namespace {
 
-// 8 blocks (the portable cluster size) per (batch, key/value head): a decode step of one
-// sequence with 8 key/value heads takes 64 blocks, and 16 sequences 1024.
+// Up to 8 blocks (the portable cluster size) per (batch, key/value head). The CUDA-core kernel
+// always takes 8. The tensor-core kernel takes the largest power of two whose grid still leaves
+// each block an SM pair's worth of room (2 x cluster x pairs <= SMs), else 1: on an H200 (132
+// SMs, 8 key/value heads, 4k / 32k keys, % of copy) batch 1 is best at 8 (35 / 83), batch 4 at 2
+// (70 / 102, against 49 / 90 at 8), batch 16 at 1 (98 / 110, against 77 / 106 at 8).
 constexpr int64_t kDecodeClusterBlocks = 8;
 // Tensor cores: 4 warps with rings of about 24 KiB of 16-key stages each (3 stages at head size
 // 128), so a block keeps 96 KiB of K and V in flight and two blocks fit an SM; where the grid
@@ -59,6 +62,15 @@ bool decode_device(const CudaEmitOptions& options) {
   return options.compute_capability >= 90 && options.compute_capability < 110;
 }
 
+int64_t decode_cluster_blocks(const AttentionNode& a, const CudaEmitOptions& options) {
+  if (options.decode_cluster_blocks > 0) return options.decode_cluster_blocks;
+  if (!decode_on_tensor_cores(a)) return kDecodeClusterBlocks;
+  const int64_t pairs = a.batch * a.kv_heads;
+  int64_t cluster = kDecodeClusterBlocks;
+  while (cluster > 1 && 2 * cluster * pairs > options.sm_count) cluster /= 2;
+  return cluster;
+}
+
 }  // namespace
 
 bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& options) {
@@ -73,8 +85,7 @@ bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& option
 CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                                               const AttentionNode& a, const std::string& name,
                                               const CudaEmitOptions& options) {
-  const int64_t cluster =
-      options.decode_cluster_blocks > 0 ? options.decode_cluster_blocks : kDecodeClusterBlocks;
+  const int64_t cluster = decode_cluster_blocks(a, options);
   const int64_t blocks = a.batch * a.kv_heads * cluster;
   if (blocks > int64_t{0x7fffffff}) {
     anchor::unsupported(node, g, "too many key/value heads (" + a.shapes + ")");
