@@ -133,14 +133,16 @@ def gemm_table(torch, gemms, args):
               f"into one CUDA graph; PyTorch: 20 calls captured in one CUDA graph. x matmul: "
               f"torch.matmul alone over ours (>= 1: ours, with its epilogue, is no slower)")
         head = f"{'case':<20} {'m x k x n':<16} {'runs us':>9} {'in graph':>9} {'matmul us':>10} " \
-               f"{'eager us':>9} {'compile us':>10} {'x matmul':>9} {'in graph':>9}"
+               f"{'eager us':>9} {'compile us':>10} {'x matmul':>9} {'in graph':>9}  library"
         print(head)
         print("-" * len(head))
         for r in rows:
             comp = f"{r['compile_us']:10.1f}" if r["compile_us"] else f"{'-':>10}"
             print(f"{r['name']:<20} {str(r['m']) + 'x' + str(r['k']) + 'x' + str(r['n']):<16} "
                   f"{r['us']:9.1f} {r.get('graph_us', 0):9.1f} {r['matmul_us']:10.1f} "
-                  f"{r['eager_us']:9.1f} {comp} {r['vs_matmul']:9.2f} {r['graph_vs_matmul']:9.2f}")
+                  f"{r['eager_us']:9.1f} {comp} {r['vs_matmul']:9.2f} {r['graph_vs_matmul']:9.2f}  "
+                  f"{'cuDNN' if r.get('cudnn_gemms') else 'cuBLASLt'}"
+                  f"{' + %d kernel(s)' % r['generated_kernels'] if r.get('generated_kernels') else ''}")
     return rows
 
 

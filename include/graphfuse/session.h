@@ -59,6 +59,18 @@ std::string_view attention_path_name(AttentionPath a);
 // "auto", "generated" or "cudnn"; nullopt for anything else.
 std::optional<AttentionPath> attention_path_from_name(std::string_view name);
 
+// How a CUDA session runs the f16/bf16 products (with their bias and activation epilogue) that
+// both cuBLASLt and cuDNN's fused matmul (runtime/cuda/cudnn_matmul.h) take: kCublasLt, always
+// cuBLASLt (whose GELU is the tanh approximation: an exact Gelu after a product stays a kernel of
+// its own); kCudnn, cuDNN wherever it takes the product and its epilogue; kAuto, cuDNN where the
+// epilogue holds an exact Gelu (which only it fuses), elsewhere both timed once per shape and
+// the faster kept (products of at least kGemmTunedMinFlops; smaller ones stay with cuBLASLt).
+// Products too skinny for either (SkinnyGemm) are not affected. The CPU ignores it.
+enum class GemmLibrary { kAuto, kCublasLt, kCudnn };
+std::string_view gemm_library_name(GemmLibrary l);
+// "auto", "cublaslt" or "cudnn"; nullopt for anything else.
+std::optional<GemmLibrary> gemm_library_from_name(std::string_view name);
+
 struct SessionOptions {
   Device device = Device::kCpu;
   // kReference runs the reference interpreter on the host, whatever the device.
@@ -75,6 +87,8 @@ struct SessionOptions {
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
   // CUDA: whose attention runs (see AttentionPath).
   AttentionPath attention = AttentionPath::kAuto;
+  // CUDA: which library runs the products the generated kernels do not (see GemmLibrary).
+  GemmLibrary gemm_library = GemmLibrary::kAuto;
   // CUDA: a generated kernel rounds the result of every f16/bf16 op to its format, as the graph
   // says and the reference interpreter does. false keeps f32 between the ops of one kernel and
   // rounds only what it stores (as torch.compile does): a long chain of 16-bit ops runs at the
@@ -89,11 +103,12 @@ struct SessionOptions {
   // used first out).
   int max_cached_programs = 8;
   // Bound on the bytes the kept programs hold together (0: no bound), kept by dropping the least
-  // recently used. A program's bytes: on CUDA its arena and its library and skinny GEMM workspaces (the weights are
-  // left out: the session's programs share one device copy of each); on the CPU its host arena
-  // (constants are left out: most share the session graph's storage). A program bigger than the bound by itself still runs, but is not
-  // kept. The bound can be passed for a moment: a program being compiled counts once it is
-  // kept, and a dropped program that a concurrent run is using is freed when that run ends.
+  // recently used. A program's bytes: on CUDA its arena and its library and skinny GEMM workspaces
+  // (the weights are left out: the session's programs share one device copy of each); on the CPU
+  // its host arena (constants are left out: most share the session graph's storage). A program
+  // bigger than the bound by itself still runs, but is not kept. The bound can be passed for a
+  // moment: a program being compiled counts once it is kept, and a dropped program that a
+  // concurrent run is using is freed when that run ends.
   uint64_t max_cached_program_bytes = 0;
   // Shape buckets: symbolic dim name (as the graph's inputs declare it, e.g. "batch") -> sizes,
   // ascending. A run whose dim is n runs the program of the smallest size >= n: inputs are
@@ -141,27 +156,30 @@ struct CompileSeconds {
 };
 
 struct SessionStats {
-  int programs_compiled = 0;  // programs compiled so far (a shape evicted and seen again counts twice)
+  int programs_compiled =
+      0;  // programs compiled so far (a shape evicted and seen again counts twice)
   int program_cache_hits = 0;
   int program_cache_misses = 0;
-  int program_evictions = 0;    // programs dropped from the cache (a too-big one at once)
-  int cuda_graph_programs = 0;  // programs compiled that run as one CUDA graph (0 on the CPU)
-  int cached_programs = 0;      // programs kept now
+  int program_evictions = 0;          // programs dropped from the cache (a too-big one at once)
+  int cuda_graph_programs = 0;        // programs compiled that run as one CUDA graph (0 on the CPU)
+  int cached_programs = 0;            // programs kept now
   uint64_t cached_program_bytes = 0;  // the bytes they hold (see max_cached_program_bytes)
   uint64_t shared_arena_bytes = 0;    // CUDA: device memory behind the shared arena now
-  int padded_runs = 0;          // runs padded up to a shape bucket
+  int padded_runs = 0;                // runs padded up to a shape bucket
   // Of the most recently compiled program:
   int fused_kernels = 0;      // generated kernels (and, on CUDA, hand-written anchor kernels)
   int library_calls = 0;      // CUDA: cuBLASLt / cuDNN steps
   int tuned_gemms = 0;        // CUDA: of library_calls, GEMMs whose cuBLASLt algorithm was timed
   int skinny_gemm_steps = 0;  // CUDA: of fused_kernels, GEMMs run as skinny GEMM kernels
   int cudnn_attention_steps = 0;  // CUDA: of library_calls, attention through cuDNN
-  int reference_steps = 0;    // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
-  int fallback_nodes = 0;     // nodes the fused backend could not take (run by reference kernels)
+  int cudnn_gemm_steps = 0;       // CUDA: of library_calls, products through cuDNN (GemmLibrary)
+  int reference_steps =
+      0;  // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
+  int fallback_nodes = 0;  // nodes the fused backend could not take (run by reference kernels)
   std::vector<std::string> fallback_reasons;  // why, one line per fallback
-  uint64_t arena_bytes = 0;        // its arena (device memory for CUDA)
+  uint64_t arena_bytes = 0;                   // its arena (device memory for CUDA)
   uint64_t arena_lower_bound = 0;  // the most bytes live at once: no placement does better
-  int graph_nodes = 0;        // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
+  int graph_nodes = 0;             // CUDA: nodes of its CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // CUDA: of its graph's edges, those that let a kernel start early
   // CUDA: of its inputs and outputs, those a DeviceProgram run (or a flat populate) on device
   // buffers reads or writes in place, without a copy, when the buffer allows (cuda_graph.h).

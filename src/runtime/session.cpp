@@ -46,9 +46,9 @@ void check_input_types(const Graph& g, const std::vector<TensorType>& given) {
       if (want.is_symbolic()) {
         auto [it, inserted] = bound.emplace(want.symbol(), dims[d]);
         if (!inserted && it->second != dims[d]) {
-          throw Error(ErrorCode::kShapeMismatch,
-                      what + " got " + t.to_string() + ", but dim '" + want.symbol() +
-                          "' is already " + std::to_string(it->second));
+          throw Error(ErrorCode::kShapeMismatch, what + " got " + t.to_string() + ", but dim '" +
+                                                     want.symbol() + "' is already " +
+                                                     std::to_string(it->second));
         }
       }
     }
@@ -112,7 +112,8 @@ Session::Session(Graph graph, SessionOptions options)
   infer_shapes(graph_);
   if (options_.device == Device::kCpu &&
       (options_.precision == Precision::kFp16 || options_.precision == Precision::kBf16)) {
-    throw Error(ErrorCode::kInvalidArgument, "precision " + std::string(precision_name(options_.precision)) +
+    throw Error(ErrorCode::kInvalidArgument, "precision " +
+                                                 std::string(precision_name(options_.precision)) +
                                                  " needs device cuda (the CPU computes f32)");
   }
   // After shape inference: buckets cut outputs along the dims inferred for them.
@@ -125,7 +126,8 @@ Session::Session(Graph graph, SessionOptions options)
   }
 }
 
-std::shared_ptr<const CompiledProgram> Session::program_for(const std::vector<Tensor>& inputs) const {
+std::shared_ptr<const CompiledProgram> Session::program_for(
+    const std::vector<Tensor>& inputs) const {
   ProgramCache::Key dims;
   for (const Tensor& t : inputs) dims.push_back(t.dims());
   return program_for_dims(dims);
@@ -220,8 +222,9 @@ std::vector<Tensor> Session::run_unbucketed(const std::vector<Tensor>& inputs) c
     const Value& val = program->graph().value(v);
     bytes += static_cast<uint64_t>(val.type.shape.numel()) * dtype_size(val.type.dtype);
   }
-  budget_->reserve_bytes(bytes, program->cpu ? "a run of the fused CPU program (arena and outputs)"
-                                             : "a run of the CUDA program (its outputs on the host)");
+  budget_->reserve_bytes(bytes, program->cpu
+                                    ? "a run of the fused CPU program (arena and outputs)"
+                                    : "a run of the CUDA program (its outputs on the host)");
   struct Release {
     ref::HostMemoryBudget& budget;
     uint64_t bytes;
@@ -232,19 +235,26 @@ std::vector<Tensor> Session::run_unbucketed(const std::vector<Tensor>& inputs) c
 
 std::string_view precision_name(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
+    case Precision::kFp32:
+      return "fp32";
+    case Precision::kTf32:
+      return "tf32";
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
   }
   return "fp32";
 }
 
 std::string_view skinny_gemm_name(SkinnyGemm s) {
   switch (s) {
-    case SkinnyGemm::kAuto: return "auto";
-    case SkinnyGemm::kAlways: return "always";
-    case SkinnyGemm::kOff: return "off";
+    case SkinnyGemm::kAuto:
+      return "auto";
+    case SkinnyGemm::kAlways:
+      return "always";
+    case SkinnyGemm::kOff:
+      return "off";
   }
   return "auto";
 }
@@ -273,6 +283,24 @@ std::optional<AttentionPath> attention_path_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view gemm_library_name(GemmLibrary l) {
+  switch (l) {
+    case GemmLibrary::kAuto:
+      return "auto";
+    case GemmLibrary::kCublasLt:
+      return "cublaslt";
+    case GemmLibrary::kCudnn:
+      return "cudnn";
+  }
+  return "auto";
+}
+
+std::optional<GemmLibrary> gemm_library_from_name(std::string_view name) {
+  for (GemmLibrary l : {GemmLibrary::kAuto, GemmLibrary::kCublasLt, GemmLibrary::kCudnn})
+    if (name == gemm_library_name(l)) return l;
+  return std::nullopt;
+}
+
 SessionStats Session::stats() const {
   std::lock_guard lock(programs_->mutex);
   SessionStats st = programs_->stats;
@@ -294,11 +322,18 @@ std::shared_ptr<const CompiledProgram> Session::program_for_types(
   return program_for_dims(dims);
 }
 
-uint64_t Session::host_bytes_in_use() const { return budget_->in_use(); }
-uint64_t Session::device_bytes_in_use() const { return programs_->resources.device_bytes_in_use(); }
-uint64_t Session::host_bytes_peak() const { return budget_->peak(); }
+uint64_t Session::host_bytes_in_use() const {
+  return budget_->in_use();
+}
+uint64_t Session::device_bytes_in_use() const {
+  return programs_->resources.device_bytes_in_use();
+}
+uint64_t Session::host_bytes_peak() const {
+  return budget_->peak();
+}
 
-std::map<std::string, Tensor> Session::run_named(const std::map<std::string, Tensor>& inputs) const {
+std::map<std::string, Tensor> Session::run_named(
+    const std::map<std::string, Tensor>& inputs) const {
   std::vector<Tensor> ordered;
   for (ValueId v : graph_.inputs()) {
     auto it = inputs.find(graph_.value(v).name);

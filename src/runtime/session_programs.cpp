@@ -85,6 +85,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   cuda_options.shared_arena = options.share_device_arena;
   cuda_options.skinny_gemm = options.skinny_gemm;
   cuda_options.attention = options.attention;
+  cuda_options.gemm_library = options.gemm_library;
   cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;
   p.cuda = std::make_shared<const cuda::CudaProgram>(std::move(specialised), cuda_options);
   return p;
@@ -156,6 +157,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.tuned_gemms = s.tuned_gemms;
   stats.skinny_gemm_steps = s.skinny_gemm_steps;
   stats.cudnn_attention_steps = s.cudnn_attention_steps;
+  stats.cudnn_gemm_steps = s.cudnn_gemm_steps;
   stats.reference_steps = s.host_steps;
   stats.fallback_nodes = s.fallback_nodes;
   stats.fallback_reasons = s.fallback_reasons;

@@ -1,6 +1,7 @@
 // cuBLASLt GEMMs with epilogues against the reference interpreter (label gpu): the wrapper
 // called directly, and Sessions whose cuBLASLt step takes the bias row and Relu/tanh-GELU of a
-// GEMM's epilogue (gemm_plan.h), leaving no kernel, where an erf GELU keeps its kernel. Built
+// GEMM's epilogue (gemm_plan.h), leaving no kernel, where an erf GELU keeps its kernel (cuDNN's
+// fused matmul takes it: test_cudnn_matmul.cpp). Built
 // with the CUDA parts only; each test skips where no CUDA device is present.
 #ifdef GF_HAVE_CUDA
 
@@ -126,11 +127,11 @@ struct Operands {
 TEST_F(CublasLtGemmTest, MatchesTheReferenceAcrossShapesEpiloguesAndDtypes) {
   std::mt19937 rng(11);
   const Case cases[] = {
-      {1, 128, 2304, 768, false, cuda::GemmEpilogue::kBias, DType::kF32},       // GPT-2 QKV
+      {1, 128, 2304, 768, false, cuda::GemmEpilogue::kBias, DType::kF32},          // GPT-2 QKV
       {1, 128, 3072, 768, false, cuda::GemmEpilogue::kBiasGeluTanh, DType::kF16},  // GPT-2 MLP
-      {1, 7, 65, 33, false, cuda::GemmEpilogue::kBiasRelu, DType::kF32},         // odd sizes
-      {4, 17, 31, 64, true, cuda::GemmEpilogue::kNone, DType::kBF16},           // batched, B^T
-      {1, 1, 768, 768, false, cuda::GemmEpilogue::kBias, DType::kF16},          // decode row
+      {1, 7, 65, 33, false, cuda::GemmEpilogue::kBiasRelu, DType::kF32},           // odd sizes
+      {4, 17, 31, 64, true, cuda::GemmEpilogue::kNone, DType::kBF16},              // batched, B^T
+      {1, 1, 768, 768, false, cuda::GemmEpilogue::kBias, DType::kF16},             // decode row
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k));
@@ -233,15 +234,16 @@ double mlp_tolerance_scale(DType t, Activation act) {
   return t != DType::kF32 && act != Activation::kRelu ? 2 : 1;
 }
 
-// Runs `g` on the device in graph and eager mode against the reference; the stats must show one
-// cuBLASLt call and `kernels` generated kernels.
+// Runs `g` on the device in graph and eager mode against the reference, the products through
+// `library`; the stats must show one library call and `kernels` generated kernels.
 void expect_mlp_layer(const Graph& g, const std::vector<Tensor>& inputs, double tol_scale,
-                      int kernels) {
+                      int kernels, GemmLibrary library = GemmLibrary::kCublasLt) {
   const std::vector<Tensor> want = ref::run_graph(g, inputs);
   for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
     SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph mode" : "eager");
     SessionOptions o{Device::kCuda};
     o.mode = mode;
+    o.gemm_library = library;
     const Session s(g, o);
     const std::vector<Tensor> got = s.run(inputs);
     ASSERT_EQ(got.size(), 1u);

@@ -14,6 +14,7 @@
 #include "graphfuse/builder.h"
 #include "graphfuse/cuda_graph.h"
 #include "graphfuse/session.h"
+#include "runtime/cuda/cudnn_conv.h"
 
 namespace gf {
 namespace {
@@ -119,17 +120,20 @@ TEST_F(DeviceBindingTest, ByteBuffersAtOddAddressesAreCopied) {
 // y = Gelu(x W + b) in f16: the caller's x and y are cuBLASLt's operands themselves. Re-binding
 // captures the call again and moves its nodes to the new buffers; an output at an odd offset
 // is written through the arena by the exit node instead.
-TEST_F(DeviceBindingTest, AGemmReadsAndWritesCallerBuffersInPlace) {
+void gemm_reads_and_writes_caller_buffers_in_place(GemmLibrary library, bool tanh, bool cudnn) {
   std::mt19937 rng(12);
   GraphBuilder b("gemm_gelu");
   const ValueId x = b.input("x", DType::kF16, Shape{64, 96});
   const ValueId w = b.constant("w", normal_f16(rng, {96, 200}, 0.1f));
   const ValueId bias = b.constant("bias", normal_f16(rng, {200}));
-  b.output(b.gelu(b.add(b.matmul(x, w), bias), true), "y");
-  Session session(b.build(), SessionOptions{Device::kCuda});
+  b.output(b.gelu(b.add(b.matmul(x, w), bias), tanh), "y");
+  SessionOptions options{Device::kCuda};
+  options.gemm_library = library;
+  Session session(b.build(), options);
   DeviceProgram program(session, {{64, 96}});
   const SessionStats stats = program.stats();
   EXPECT_EQ(stats.library_calls, 1);
+  EXPECT_EQ(stats.cudnn_gemm_steps, cudnn ? 1 : 0);
   EXPECT_EQ(stats.direct_bindings, 2);
   std::vector<std::vector<Tensor>> inputs;
   for (int i = 0; i < 4; ++i) inputs.push_back({normal_f16(rng, {64, 96})});
@@ -139,7 +143,7 @@ TEST_F(DeviceBindingTest, AGemmReadsAndWritesCallerBuffersInPlace) {
     CallerGraph g(session, program, a.bindings());
     g.check(a, inputs[0]);
     program.update(g.exec, g.seg, bb.bindings());
-    // Nothing to copy; with the epilogue in cuBLASLt no kernel of ours reads a table either.
+    // Nothing to copy; with the epilogue in the library no kernel of ours reads a table either.
     EXPECT_FALSE(node_enabled(g.exec, g.seg.exit));
     if (stats.fused_kernels == 0) {
       EXPECT_FALSE(node_enabled(g.exec, g.seg.entry));
@@ -161,6 +165,22 @@ TEST_F(DeviceBindingTest, AGemmReadsAndWritesCallerBuffersInPlace) {
   }
   expect_device_equals(a.out[0]->get(), session.run(inputs[0])[0]);
   expect_device_equals(odd.out[0]->get(), session.run(inputs[2])[0]);
+}
+
+// Through cuBLASLt (tanh GELU in its epilogue) and through cuDNN's fused matmul (with the tanh
+// and the exact GELU), whose captured nodes move the same way.
+TEST_F(DeviceBindingTest, AGemmReadsAndWritesCallerBuffersInPlace) {
+  struct Case {
+    GemmLibrary library;
+    bool tanh;
+  };
+  for (const Case c : {Case{GemmLibrary::kCublasLt, true}, Case{GemmLibrary::kCudnn, true},
+                       Case{GemmLibrary::kAuto, false}}) {
+    const bool cudnn = c.library != GemmLibrary::kCublasLt;
+    if (cudnn && !cuda::cudnn_available()) continue;
+    SCOPED_TRACE(std::string(gemm_library_name(c.library)) + (c.tanh ? " tanh" : " erf"));
+    gemm_reads_and_writes_caller_buffers_in_place(c.library, c.tanh, cudnn);
+  }
 }
 
 // An output bound to an input's buffer is copied out at the end, after every kernel that reads

@@ -8,6 +8,7 @@
 
 #include "fusion/plan.h"
 #include "passes/split_gemm_scaling.h"
+#include "runtime/cuda/gemm_library_choice.h"
 #include "runtime/cuda/gemm_plan.h"
 #include "runtime/session_programs.h"
 #include "test_util.h"
@@ -129,6 +130,44 @@ TEST(CublasLtEpilogue, AnErfGeluStopsTheMatchAfterTheBias) {
   EXPECT_EQ(op_names(g, m.nodes), (Names{"MatMul", "Add"}));
   EXPECT_EQ(m.plan.spec.epilogue, GemmEpilogue::kBias);
   EXPECT_EQ(m.plan.c, sum);  // the erf Gelu reads it from the generated kernel
+}
+
+// For cuDNN's fused matmul (exact_gelu) the erf Gelu is taken too; its cuDNN form says so, and
+// cuBLASLt's epilogue refuses it by name.
+TEST(CublasLtEpilogue, AnErfGeluIsTakenForCudnnsFusedMatmul) {
+  GraphBuilder b;
+  const ValueId bias = b.constant("bias", Tensor(DType::kF16, {16}));
+  const ValueId y = b.gelu(b.add(product(b), bias), false);
+  b.output(y);
+  const Graph g = b.build();
+  const cuda::GemmWithEpilogue m =
+      cuda::plan_gemm_with_epilogue(g, whole_graph_group(g), false, true);
+  EXPECT_EQ(op_names(g, m.nodes), (Names{"MatMul", "Add", "Gelu"}));
+  EXPECT_EQ(m.plan.spec.epilogue, GemmEpilogue::kBiasGeluErf);
+  EXPECT_EQ(m.plan.c, y);
+  const std::optional<cuda::CudnnMatmulSpec> s = cuda::cudnn_matmul_spec(m.plan);
+  ASSERT_TRUE(s.has_value());
+  // The constant W is stored [n, k] on the device (weight_layout.h).
+  EXPECT_EQ(s->to_string(), "4x8x16 f16 B^T bias+gelu");
+  EXPECT_TRUE(s->b_transposed);
+}
+
+// cuDNN's form of a plan: one unbatched call of f16/bf16 with 16-byte rows, or none.
+TEST(CublasLtEpilogue, CudnnTakesOneUnbatchedSixteenBitCallWithSixteenByteRows) {
+  const auto spec_of = [](DType t, Shape x, Shape w) {
+    GraphBuilder b;
+    b.output(b.matmul(b.input("x", t, std::move(x)), b.input("w", t, std::move(w))));
+    const Graph g = b.build();
+    return cuda::cudnn_matmul_spec(cuda::plan_gemm(g, g.node(0), false));
+  };
+  const std::optional<cuda::CudnnMatmulSpec> folded =
+      spec_of(DType::kBF16, Shape{2, 7, 8}, Shape{8, 24});
+  ASSERT_TRUE(folded.has_value());  // the shared W folds the batch into 14 rows
+  EXPECT_EQ(folded->to_string(), "14x8x24 bf16");
+  EXPECT_FALSE(spec_of(DType::kF32, Shape{4, 8}, Shape{8, 16}).has_value());        // f32
+  EXPECT_FALSE(spec_of(DType::kF16, Shape{4, 12}, Shape{12, 16}).has_value());      // k % 8
+  EXPECT_FALSE(spec_of(DType::kF16, Shape{4, 8}, Shape{8, 20}).has_value());        // n % 8
+  EXPECT_FALSE(spec_of(DType::kF16, Shape{3, 4, 8}, Shape{3, 8, 16}).has_value());  // batched
 }
 
 TEST(CublasLtEpilogue, AnActivationWithoutBiasIsTakenAndNothingAfterIt) {

@@ -21,7 +21,7 @@ struct RunOptions {
   std::vector<std::string> shapes, inputs;
   std::string output_dir, device = "cpu", json, cpu_backend = "fused", dump_after,
                           precision = "fp32", mode = "graph", skinny_gemm = "auto",
-                          attention = "auto";
+                          attention = "auto", gemm_library = "auto";
   std::vector<std::string> disabled_passes;
   std::string programmatic_launch = "on";
   std::string intermediates = "rounded";
@@ -30,10 +30,11 @@ struct RunOptions {
 
 std::string compile_seconds_json(const CompileSeconds& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"weights\": %.6f, "
-                "\"graph\": %.6f, \"total\": %.6f}",
-                c.passes, c.steps, c.kernels, c.memory, c.weights, c.graph, c.total);
+  std::snprintf(
+      buf, sizeof buf,
+      "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"weights\": %.6f, "
+      "\"graph\": %.6f, \"total\": %.6f}",
+      c.passes, c.steps, c.kernels, c.memory, c.weights, c.graph, c.total);
   return buf;
 }
 
@@ -43,14 +44,18 @@ struct Latency {
 
 Latency summarize(std::vector<double> us) {
   std::sort(us.begin(), us.end());
-  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<size_t>(q * static_cast<double>(us.size() - 1) + 0.5))]; };
+  auto at = [&](double q) {
+    return us[std::min(us.size() - 1,
+                       static_cast<size_t>(q * static_cast<double>(us.size() - 1) + 0.5))];
+  };
   return {us.front(), at(0.5), at(0.9)};
 }
 
 int run_model(const RunOptions& o) {
   if (o.iterations < 1) throw Error(ErrorCode::kInvalidArgument, "--iterations must be at least 1");
   if (o.device != "cpu" && o.device != "cuda") {
-    throw Error(ErrorCode::kInvalidArgument, "--device must be cpu or cuda, got '" + o.device + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--device must be cpu or cuda, got '" + o.device + "'");
   }
   if (o.cpu_backend != "fused" && o.cpu_backend != "reference") {
     throw Error(ErrorCode::kInvalidArgument,
@@ -89,22 +94,27 @@ int run_model(const RunOptions& o) {
     if (!in.type.shape.is_static() && bound != import_options.input_shapes.end()) {
       // A built-in model's dims are bound here (an ONNX model's were at import).
       if (bound->second.size() != in.type.shape.rank()) {
-        throw Error(ErrorCode::kInvalidArgument, "--shape " + in.name + " has rank " + std::to_string(bound->second.size()) +
-                                                     ", but '" + in.name + "' is declared " + in.type.to_string());
+        throw Error(ErrorCode::kInvalidArgument,
+                    "--shape " + in.name + " has rank " + std::to_string(bound->second.size()) +
+                        ", but '" + in.name + "' is declared " + in.type.to_string());
       }
-      inputs.emplace(in.name, random_tensor(TensorType{in.type.dtype, Shape::from_static(bound->second)}, seed++));
+      inputs.emplace(
+          in.name,
+          random_tensor(TensorType{in.type.dtype, Shape::from_static(bound->second)}, seed++));
       continue;
     }
     if (!in.type.shape.is_static()) {
-      throw Error(ErrorCode::kInvalidArgument, "input '" + in.name + "' has dynamic shape " + in.type.to_string() +
-                                                   "; give --shape " + in.name + "=DIMS or --input " + in.name + "=FILE.npy");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "input '" + in.name + "' has dynamic shape " + in.type.to_string() +
+                      "; give --shape " + in.name + "=DIMS or --input " + in.name + "=FILE.npy");
     }
     inputs.emplace(in.name, random_tensor(in.type, seed++));
   }
 
   SessionOptions session_options;
   session_options.device = o.device == "cuda" ? Device::kCuda : Device::kCpu;
-  session_options.cpu_backend = o.cpu_backend == "fused" ? CpuBackend::kFused : CpuBackend::kReference;
+  session_options.cpu_backend =
+      o.cpu_backend == "fused" ? CpuBackend::kFused : CpuBackend::kReference;
   session_options.dump_after_pass = o.dump_after;
   session_options.disabled_passes = o.disabled_passes;
   session_options.precision = precision;
@@ -129,8 +139,15 @@ int run_model(const RunOptions& o) {
                 "--attention must be auto, generated or cudnn, not '" + o.attention + "'");
   }
   session_options.attention = *attention;
+  const std::optional<GemmLibrary> gemm_library = gemm_library_from_name(o.gemm_library);
+  if (!gemm_library) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--gemm-library must be auto, cublaslt or cudnn, not '" + o.gemm_library + "'");
+  }
+  session_options.gemm_library = *gemm_library;
   if (o.intermediates != "rounded" && o.intermediates != "f32") {
-    throw Error(ErrorCode::kInvalidArgument, "--intermediates must be rounded or f32, not '" + o.intermediates + "'");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--intermediates must be rounded or f32, not '" + o.intermediates + "'");
   }
   session_options.round_16bit_intermediates = o.intermediates == "rounded";
   Session session(std::move(graph), session_options);
@@ -139,28 +156,33 @@ int run_model(const RunOptions& o) {
   for (int i = 0; i < o.iterations; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     outputs = session.run_named(inputs);
-    times_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    times_us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   const Latency lat = summarize(times_us);
 
   if (!o.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.output_dir, ec);
-    if (ec) throw Error(ErrorCode::kIoError, "cannot create '" + o.output_dir + "': " + ec.message());
+    if (ec)
+      throw Error(ErrorCode::kIoError, "cannot create '" + o.output_dir + "': " + ec.message());
   }
   std::string json_outputs;
   for (ValueId v : session.graph().outputs()) {
     const std::string& name = session.graph().value(v).name;
     const Tensor& t = outputs.at(name);
     std::printf("output %s: %s\n", name.c_str(), t.type_string().c_str());
-    if (!o.output_dir.empty()) write_npy((std::filesystem::path(o.output_dir) / (file_name_for(name) + ".npy")).string(), t);
-    json_outputs += (json_outputs.empty() ? "" : ", ") + json_string(name) + ": " + json_dims(t.dims());
+    if (!o.output_dir.empty())
+      write_npy((std::filesystem::path(o.output_dir) / (file_name_for(name) + ".npy")).string(), t);
+    json_outputs +=
+        (json_outputs.empty() ? "" : ", ") + json_string(name) + ": " + json_dims(t.dims());
   }
-  std::printf("latency over %d runs: min %.1f us, median %.1f us, p90 %.1f us\n", o.iterations, lat.min,
-              lat.median, lat.p90);
+  std::printf("latency over %d runs: min %.1f us, median %.1f us, p90 %.1f us\n", o.iterations,
+              lat.min, lat.median, lat.p90);
   if (!o.json.empty()) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min, lat.median, lat.p90);
+    std::snprintf(buf, sizeof buf, "{\"min\": %.3f, \"median\": %.3f, \"p90\": %.3f}", lat.min,
+                  lat.median, lat.p90);
     const SessionStats st = session.stats();
     const std::string stats =
         "{\"cpu_backend\": " + json_string(o.cpu_backend) +
@@ -173,6 +195,7 @@ int run_model(const RunOptions& o) {
         ", \"library_calls\": " + std::to_string(st.library_calls) +
         ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
         ", \"cudnn_attention_steps\": " + std::to_string(st.cudnn_attention_steps) +
+        ", \"cudnn_gemm_steps\": " + std::to_string(st.cudnn_gemm_steps) +
         ", \"tuned_gemms\": " + std::to_string(st.tuned_gemms) +
         ", \"direct_bindings\": " + std::to_string(st.direct_bindings) +
         ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
@@ -189,10 +212,10 @@ int run_model(const RunOptions& o) {
         ", \"cached_program_bytes\": " + std::to_string(st.cached_program_bytes) +
         ", \"shared_arena_bytes\": " + std::to_string(st.shared_arena_bytes) +
         ", \"padded_runs\": " + std::to_string(st.padded_runs) + "}";
-    write_text_file(o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
-                                ", \"stats\": " + stats +
-                                ", \"iterations\": " + std::to_string(o.iterations) + ", \"latency_us\": " + buf +
-                                ", \"outputs\": {" + json_outputs + "}}\n");
+    write_text_file(
+        o.json, "{\"model\": " + json_string(o.model) + ", \"device\": " + json_string(o.device) +
+                    ", \"stats\": " + stats + ", \"iterations\": " + std::to_string(o.iterations) +
+                    ", \"latency_us\": " + buf + ", \"outputs\": {" + json_outputs + "}}\n");
   }
   return 0;
 }
@@ -202,7 +225,8 @@ int run_model(const RunOptions& o) {
 void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "Run an ONNX model on given or random inputs");
-  sub->add_option("model", o->model, "the .onnx file, or builtin:gpt2 (the demo model; bind x with --shape)")
+  sub->add_option("model", o->model,
+                  "the .onnx file, or builtin:gpt2 (the demo model; bind x with --shape)")
       ->required();
   sub->add_option("--shape", o->shapes, "NAME=DIMS, e.g. input_ids=1x128 (binds dynamic dims)");
   sub->add_option("--input", o->inputs, "NAME=FILE.npy (random data for inputs not given)");
@@ -210,28 +234,41 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   sub->add_option("--precision", o->precision, "fp32, tf32, fp16 or bf16 (the last three for cuda)")
       ->capture_default_str();
-  sub->add_option("--mode", o->mode, "graph (one CUDA graph per run) or eager (cuda)")->capture_default_str();
-  sub->add_option("--programmatic-launch", o->programmatic_launch,
-                  "on: in graph mode a kernel may start while the one before it finishes (cuda, sm_90+)")
+  sub->add_option("--mode", o->mode, "graph (one CUDA graph per run) or eager (cuda)")
       ->capture_default_str();
-  sub->add_option("--skinny-gemm", o->skinny_gemm,
-                  "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
-                  "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
+  sub->add_option(
+         "--programmatic-launch", o->programmatic_launch,
+         "on: in graph mode a kernel may start while the one before it finishes (cuda, sm_90+)")
+      ->capture_default_str();
+  sub->add_option(
+         "--skinny-gemm", o->skinny_gemm,
+         "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
+         "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
       ->capture_default_str();
   sub->add_option(
          "--attention", o->attention,
          "auto: cuDNN's fused attention where it timed faster than ours (large f16/bf16 attention "
          "without a mask); generated: ours only; cudnn: cuDNN wherever it takes the node (cuda)")
       ->capture_default_str();
-  sub->add_option("--intermediates", o->intermediates,
-                  "rounded: a generated kernel rounds each f16/bf16 op's result, as the graph says; f32: "
-                  "keeps f32 between the ops of a kernel, rounding only what it stores (cuda)")
+  sub->add_option(
+         "--gemm-library", o->gemm_library,
+         "auto: cuDNN's fused matmul for a product followed by an exact GELU, elsewhere the faster "
+         "of cuBLASLt and cuDNN per shape; cublaslt or cudnn: that library wherever it takes the "
+         "product (cuda)")
       ->capture_default_str();
-  sub->add_option("--cpu-backend", o->cpu_backend, "fused (generated kernels) or reference (the interpreter)")
+  sub->add_option(
+         "--intermediates", o->intermediates,
+         "rounded: a generated kernel rounds each f16/bf16 op's result, as the graph says; f32: "
+         "keeps f32 between the ops of a kernel, rounding only what it stores (cuda)")
       ->capture_default_str();
-  sub->add_option("--dump-after", o->dump_after, "print the graph to stderr after this pass (see plan --help)");
+  sub->add_option("--cpu-backend", o->cpu_backend,
+                  "fused (generated kernels) or reference (the interpreter)")
+      ->capture_default_str();
+  sub->add_option("--dump-after", o->dump_after,
+                  "print the graph to stderr after this pass (see plan --help)");
   sub->add_option("--disable-pass", o->disabled_passes, "leave this graph pass out (repeatable)");
-  sub->add_option("--iterations", o->iterations, "timed runs after one warm-up")->capture_default_str();
+  sub->add_option("--iterations", o->iterations, "timed runs after one warm-up")
+      ->capture_default_str();
   sub->add_option("--json", o->json, "write latency and output shapes as JSON");
   commands.push_back({sub, [o] { return run_model(*o); }});
 }

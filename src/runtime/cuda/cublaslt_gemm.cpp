@@ -11,7 +11,9 @@ void check_cublas(cublasStatus_t status, const char* call) {
   }
 }
 
-CublasLtHandle::CublasLtHandle() { check_cublas(cublasLtCreate(&handle_), "cublasLtCreate"); }
+CublasLtHandle::CublasLtHandle() {
+  check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
+}
 CublasLtHandle::~CublasLtHandle() {
   if (handle_) cublasLtDestroy(handle_);
 }
@@ -24,13 +26,33 @@ GemmEpilogue gemm_epilogue(bool bias, GemmActivation activation) {
       return bias ? GemmEpilogue::kBiasRelu : GemmEpilogue::kRelu;
     case GemmActivation::kGeluTanh:
       return bias ? GemmEpilogue::kBiasGeluTanh : GemmEpilogue::kGeluTanh;
+    case GemmActivation::kGeluErf:
+      return bias ? GemmEpilogue::kBiasGeluErf : GemmEpilogue::kGeluErf;
   }
   return GemmEpilogue::kNone;
 }
 
+GemmActivation activation_of(GemmEpilogue epilogue) {
+  switch (epilogue) {
+    case GemmEpilogue::kNone:
+    case GemmEpilogue::kBias:
+      return GemmActivation::kNone;
+    case GemmEpilogue::kRelu:
+    case GemmEpilogue::kBiasRelu:
+      return GemmActivation::kRelu;
+    case GemmEpilogue::kGeluTanh:
+    case GemmEpilogue::kBiasGeluTanh:
+      return GemmActivation::kGeluTanh;
+    case GemmEpilogue::kGeluErf:
+    case GemmEpilogue::kBiasGeluErf:
+      return GemmActivation::kGeluErf;
+  }
+  return GemmActivation::kNone;
+}
+
 bool has_bias(GemmEpilogue epilogue) {
   return epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasRelu ||
-         epilogue == GemmEpilogue::kBiasGeluTanh;
+         epilogue == GemmEpilogue::kBiasGeluTanh || epilogue == GemmEpilogue::kBiasGeluErf;
 }
 
 const char* gemm_epilogue_name(GemmEpilogue epilogue) {
@@ -47,6 +69,10 @@ const char* gemm_epilogue_name(GemmEpilogue epilogue) {
       return "gelu_tanh";
     case GemmEpilogue::kBiasGeluTanh:
       return "bias+gelu_tanh";
+    case GemmEpilogue::kGeluErf:
+      return "gelu";
+    case GemmEpilogue::kBiasGeluErf:
+      return "bias+gelu";
   }
   return "?";
 }
@@ -64,23 +90,37 @@ namespace {
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
-    case DType::kF32: return CUDA_R_32F;
-    case DType::kF16: return CUDA_R_16F;
-    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
     default:
-      throw Error(ErrorCode::kUnsupported,
-                  "cuBLASLt GEMM: dtype " + std::string(dtype_name(t)) + " is not f32, f16 or bf16");
+      throw Error(ErrorCode::kUnsupported, "cuBLASLt GEMM: dtype " + std::string(dtype_name(t)) +
+                                               " is not f32, f16 or bf16");
   }
 }
 
 cublasLtEpilogue_t lt_epilogue(GemmEpilogue e) {
   switch (e) {
-    case GemmEpilogue::kNone: return CUBLASLT_EPILOGUE_DEFAULT;
-    case GemmEpilogue::kBias: return CUBLASLT_EPILOGUE_BIAS;
-    case GemmEpilogue::kRelu: return CUBLASLT_EPILOGUE_RELU;
-    case GemmEpilogue::kBiasRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
-    case GemmEpilogue::kGeluTanh: return CUBLASLT_EPILOGUE_GELU;
-    case GemmEpilogue::kBiasGeluTanh: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case GemmEpilogue::kNone:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmEpilogue::kBias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::kRelu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case GemmEpilogue::kBiasRelu:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::kGeluTanh:
+      return CUBLASLT_EPILOGUE_GELU;
+    case GemmEpilogue::kBiasGeluTanh:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case GemmEpilogue::kGeluErf:
+    case GemmEpilogue::kBiasGeluErf:
+      throw Error(ErrorCode::kUnsupported,
+                  std::string("cuBLASLt GEMM: no exact (erf) GELU epilogue (") +
+                      gemm_epilogue_name(e) + "; cuBLASLt's GELU is the tanh approximation)");
   }
   return CUBLASLT_EPILOGUE_DEFAULT;
 }
@@ -102,23 +142,26 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, int64_t rows, int64_t co
     check_cublas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
                                                   &count, sizeof(count)),
                  "cublasLtMatrixLayoutSetAttribute");
-    check_cublas(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                  &batch_stride, sizeof(batch_stride)),
-                 "cublasLtMatrixLayoutSetAttribute");
+    check_cublas(
+        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                         &batch_stride, sizeof(batch_stride)),
+        "cublasLtMatrixLayoutSetAttribute");
   }
   return layout;
 }
 
 }  // namespace
 
-CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, size_t workspace_bytes)
+CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec,
+                           size_t workspace_bytes)
     : handle_(handle), spec_(spec), workspace_bytes_(workspace_bytes) {
   if (spec.m <= 0 || spec.n <= 0 || spec.k <= 0 || spec.batch <= 0) {
     throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: empty shape " + spec.to_string());
   }
   const cudaDataType_t type = cuda_type(spec.dtype);
-  const cublasComputeType_t compute =
-      spec.dtype == DType::kF32 && spec.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = spec.dtype == DType::kF32 && spec.allow_tf32
+                                          ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                          : CUBLAS_COMPUTE_32F;
   try {
     check_cublas(cublasLtMatmulDescCreate(&desc_, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     // Row-major C = A B is column-major C^T = B^T A^T: cuBLASLt's "A" is our B and its "B" our
@@ -145,7 +188,8 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
     cublasLtMatmulHeuristicResult_t results[kMaxCandidates]{};
     int found = 0;
     const uint64_t ws = workspace_bytes_;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     if (st == CUBLAS_STATUS_SUCCESS) {
       st = cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_, a_layout_, b_layout_, c_layout_,
                                           c_layout_, pref, static_cast<int>(kMaxCandidates),
@@ -156,7 +200,8 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
     for (int i = 0; i < found; ++i)
       if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_.push_back(results[i].algo);
     if (candidates_.empty()) {
-      throw Error(ErrorCode::kUnsupported, "cuBLASLt has no algorithm for GEMM " + spec.to_string());
+      throw Error(ErrorCode::kUnsupported,
+                  "cuBLASLt has no algorithm for GEMM " + spec.to_string());
     }
     algo_ = candidates_.front();
   } catch (...) {
@@ -165,7 +210,9 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec, s
   }
 }
 
-CublasLtGemm::~CublasLtGemm() { release(); }
+CublasLtGemm::~CublasLtGemm() {
+  release();
+}
 
 void CublasLtGemm::choose(size_t candidate) {
   GF_ASSERT(candidate < candidates_.size(), "cuBLASLt GEMM: no such candidate algorithm");
@@ -185,7 +232,8 @@ void CublasLtGemm::release() {
 void CublasLtGemm::run(const void* a, const void* b, const void* bias, void* c, void* workspace,
                        cudaStream_t stream) {
   if (has_bias(spec_.epilogue)) {
-    if (bias == nullptr) throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: the bias epilogue needs a bias");
+    if (bias == nullptr)
+      throw Error(ErrorCode::kInvalidArgument, "cuBLASLt GEMM: the bias epilogue needs a bias");
     set_desc(desc_, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }
   const float alpha = 1.0f, beta = 0.0f;

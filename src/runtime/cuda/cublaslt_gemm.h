@@ -4,8 +4,8 @@
 // workspace so a call can be recorded into a CUDA graph.
 #pragma once
 
-#include <cuda_runtime_api.h>
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,9 @@
 #include "graphfuse/dtype.h"
 
 namespace gf::cuda {
+
+// cuBLASLt's recommended workspace on Hopper.
+inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
 
 // Fails with kDeviceError naming the call when a cuBLAS status is not success.
 void check_cublas(cublasStatus_t status, const char* call);
@@ -31,13 +34,24 @@ class CublasLtHandle {
   cublasLtHandle_t handle_ = nullptr;
 };
 
-// GELU here is the tanh approximation (cuBLASLt's); an exact-erf Gelu is not this epilogue.
-enum class GemmEpilogue { kNone, kBias, kRelu, kBiasRelu, kGeluTanh, kBiasGeluTanh };
-enum class GemmActivation { kNone, kRelu, kGeluTanh };
+// cuBLASLt's GELU is the tanh approximation; the exact (erf) GELU epilogues are cuDNN's fused
+// matmul's only (cudnn_matmul.h), which CublasLtGemm refuses with kUnsupported.
+enum class GemmEpilogue {
+  kNone,
+  kBias,
+  kRelu,
+  kBiasRelu,
+  kGeluTanh,
+  kBiasGeluTanh,
+  kGeluErf,
+  kBiasGeluErf
+};
+enum class GemmActivation { kNone, kRelu, kGeluTanh, kGeluErf };
 
 // The epilogue that adds the bias row (when `bias`) and then applies `activation`.
 GemmEpilogue gemm_epilogue(bool bias, GemmActivation activation);
 bool has_bias(GemmEpilogue epilogue);
+GemmActivation activation_of(GemmEpilogue epilogue);
 // "bias", "relu", "bias+gelu_tanh", ...; "none" for kNone.
 const char* gemm_epilogue_name(GemmEpilogue epilogue);
 

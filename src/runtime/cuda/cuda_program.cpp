@@ -40,9 +40,9 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
 
 void launch_kernel(CUfunction fn, uint32_t grid, uint32_t block, uint32_t shared, CUstream stream,
                    void** params, const std::string& what) {
-  check_cu(cuda_driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, stream, params,
-                                        nullptr),
-           "cuLaunchKernel (" + what + ")");
+  check_cu(
+      cuda_driver().cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, stream, params, nullptr),
+      "cuLaunchKernel (" + what + ")");
 }
 
 // A launch that may start while the kernel before it on `stream` finishes (programmatic stream
@@ -108,6 +108,14 @@ void run_library_step(const Graph& g, const CudaProgramState& st, const CudaStep
       return reinterpret_cast<void*>(
           static_cast<uintptr_t>(base + static_cast<uint64_t>(offset) * size));
     };
+    if (s.cudnn_gemm) {
+      const GemmCall& call = p.calls.front();
+      s.cudnn_gemm->run(
+          {address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
+           address(c, call.c_offset, es), st.workspace_address()},
+          stream);
+      return;
+    }
     for (const GemmCall& call : p.calls) {
       s.gemm->run(address(a, call.a_offset, es), address(b, call.b_offset, es), address(bias, 0, 1),
                   address(c, call.c_offset, es), st.workspace_address(), stream);
@@ -138,8 +146,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   split_gemm_scaling(graph_);
   if (options.channels_last_convs && cudnn_available()) channels_last_convs(graph_);
   CudaProgramState& st = *state_;
-  st.device_memory = options.device_memory ? options.device_memory
-                                           : std::make_shared<SessionDeviceMemory>();
+  st.device_memory =
+      options.device_memory ? options.device_memory : std::make_shared<SessionDeviceMemory>();
   st.libraries.allow_tf32 = options.allow_tf32;
   st.programmatic_edges = options.programmatic_launch && ctx.compute_capability() >= 90;
   using Clock = std::chrono::steady_clock;
@@ -151,7 +159,8 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   };
   CompileSeconds& seconds = stats_.compile_seconds;
   build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
-                   options.skinny_gemm, options.round_16bit_intermediates, options.attention);
+                   options.skinny_gemm, options.round_16bit_intermediates, options.attention,
+                   options.gemm_library);
   lap(seconds.steps);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);
@@ -182,6 +191,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
       if (graph_.value(root).is_constant()) weights.push_back(root);
     }
     if (s.kind == CudaStep::Kind::kGemm) workspace = std::max(workspace, kGemmWorkspaceBytes);
+    if (s.cudnn_gemm) workspace = std::max(workspace, s.cudnn_gemm->workspace_bytes());
     if (s.kind == CudaStep::Kind::kConv) workspace = std::max(workspace, s.conv->workspace_bytes());
     if (s.kind == CudaStep::Kind::kAttention)
       workspace = std::max(workspace, s.sdpa->workspace_bytes());
@@ -439,8 +449,7 @@ ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* d
 ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* const* deps,
                                           size_t num_deps, std::span<const uint64_t> addresses,
                                           const std::vector<std::pair<size_t, size_t>>& carry,
-                                          size_t condition_output,
-                                          uint32_t max_iterations) const {
+                                          size_t condition_output, uint32_t max_iterations) const {
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
@@ -458,7 +467,8 @@ ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
   GraphRollback rollback(graph);
-  ProgramSegment seg = populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);
+  ProgramSegment seg =
+      populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);
   rollback.keep();
   return seg;
 }

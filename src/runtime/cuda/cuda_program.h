@@ -71,6 +71,8 @@ struct CudaProgramOptions {
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
   // Whose attention runs (SessionOptions::attention).
   AttentionPath attention = AttentionPath::kAuto;
+  // Which library runs the products (SessionOptions::gemm_library).
+  GemmLibrary gemm_library = GemmLibrary::kAuto;
   // A kernel may start while the kernel it depends on finishes (programmatic dependent launch,
   // sm_90 and later), hiding most of the gap between dependent kernels; our kernels wait for
   // their inputs inside (gf_grid_dependency_sync). Graph mode: programmatic edges; eager mode:
@@ -85,15 +87,16 @@ struct CudaProgramOptions {
 
 struct CudaProgramStats {
   int nodes = 0;
-  int generated_kernels = 0;  // fused kernels from the fusion plan (epilogues included)
-  int skinny_gemm_steps = 0;  // of those, GEMMs run as skinny GEMM kernels
+  int generated_kernels = 0;      // fused kernels from the fusion plan (epilogues included)
+  int skinny_gemm_steps = 0;      // of those, GEMMs run as skinny GEMM kernels
   int cudnn_attention_steps = 0;  // library calls of cuDNN's fused attention
-  int anchor_kernels = 0;     // hand-written kernels (attention, pooling, ...)
-  int library_calls = 0;      // cuBLASLt GEMM and cuDNN convolution steps
-  int tuned_gemms = 0;  // of those, GEMMs whose algorithm was chosen by timing (gemm_tuning.h)
-  int aliased_views = 0;      // view nodes whose output shares its input's storage
-  int host_steps = 0;         // nodes run on the host by the reference kernels
-  int fallback_nodes = 0;     // = host_steps: every host step is a node no device path took
+  int cudnn_gemm_steps = 0;       // library calls of cuDNN's fused matmul (GemmLibrary)
+  int anchor_kernels = 0;         // hand-written kernels (attention, pooling, ...)
+  int library_calls = 0;          // cuBLASLt GEMM and cuDNN convolution steps
+  int tuned_gemms = 0;     // of those, GEMMs whose algorithm was chosen by timing (gemm_tuning.h)
+  int aliased_views = 0;   // view nodes whose output shares its input's storage
+  int host_steps = 0;      // nodes run on the host by the reference kernels
+  int fallback_nodes = 0;  // = host_steps: every host step is a node no device path took
   std::vector<std::string> fallback_reasons;
   uint64_t arena_bytes = 0;
   uint64_t arena_lower_bound = 0;
@@ -103,7 +106,7 @@ struct CudaProgramStats {
   uint64_t arena_lease_bytes = 0;
   bool shared_arena = false;   // the lease is on an arena shared with other programs
   uint64_t private_bytes = 0;  // the steps' private buffers (outside the arena)
-  int graph_nodes = 0;  // nodes of the program's CUDA graph; 0 when it runs eagerly
+  int graph_nodes = 0;         // nodes of the program's CUDA graph; 0 when it runs eagerly
   int programmatic_edges = 0;  // of its edges, those that let a kernel start early
   // Inputs and outputs that a run on caller buffers may read or write in place (no copy;
   // program_bindings.h).

@@ -3,10 +3,10 @@
 //   GEMM/attention       a decode-shaped product as a skinny GEMM kernel with the head of its
 //                        epilogue fused (skinny_gemm_step.h; a norm alone in its group before
 //                        the product goes into that kernel too, and its group is left out),
-//                        else the anchor through cuBLASLt
-//                        (with a bias row and Relu/tanh-GELU of its epilogue: gemm_plan.h),
-//                        cuDNN or a hand-written kernel; then the rest of the epilogue as one
-//                        generated kernel;
+//                        else the anchor through cuBLASLt or cuDNN's fused matmul
+//                        (with a bias row and Relu/GELU of its epilogue: gemm_plan.h; which
+//                        library: gemm_library_choice.h), cuDNN or a hand-written kernel; then
+//                        the rest of the epilogue as one generated kernel;
 //   view                 metadata views alias their input; strided views one generated kernel,
 //                        unless the attention kernel after them reads them in place (and
 //                        writes its output's transposed view in place: attention_views.h);
@@ -25,6 +25,7 @@
 #include "runtime/cuda/attention_views.h"
 #include "runtime/cuda/cuda_attention_step.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/gemm_library_choice.h"
 #include "runtime/cuda/gemm_tuning.h"
 #include "runtime/cuda/skinny_gemm_step.h"
 
@@ -55,14 +56,21 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
 
 namespace {
 
-bool is_unsupported(const Error& e) { return e.code() == ErrorCode::kUnsupported; }
+bool is_unsupported(const Error& e) {
+  return e.code() == ErrorCode::kUnsupported;
+}
 
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
               int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates,
-              AttentionPath attention)
-      : g_(g), state_(state), stats_(stats), skinny_gemm_(skinny_gemm), attention_(attention) {
+              AttentionPath attention, GemmLibrary gemm_library)
+      : g_(g),
+        state_(state),
+        stats_(stats),
+        skinny_gemm_(skinny_gemm),
+        attention_(attention),
+        gemm_library_(gemm_library) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
     emit_options_.round_16bit_intermediates = round_16bit_intermediates;
@@ -76,7 +84,7 @@ class StepBuilder {
     plan_skinny_gemms(plan);
     plan_attention_views(plan);
     for (const fusion::Group& group : plan.groups) {
-      if (group.outputs.empty()) continue;  // nothing reads it
+      if (group.outputs.empty()) continue;           // nothing reads it
       if (folded_groups_.count(group.id)) continue;  // a skinny GEMM kernel applies its norm
       add_group(group);
     }
@@ -113,7 +121,8 @@ class StepBuilder {
           break;
         }
         bool metadata = true;
-        for (NodeId id : group.nodes) metadata = metadata && fusion::is_metadata_view(g_.node(id).op);
+        for (NodeId id : group.nodes)
+          metadata = metadata && fusion::is_metadata_view(g_.node(id).op);
         if (metadata) {
           rest = group.nodes;  // add_node aliases each
           break;
@@ -123,7 +132,9 @@ class StepBuilder {
         if (!try_group_kernel(as_kernel, "gf_view_" + std::to_string(group.id))) rest = group.nodes;
         break;
       }
-      case fusion::GroupKind::kOpaque: rest = group.nodes; break;
+      case fusion::GroupKind::kOpaque:
+        rest = group.nodes;
+        break;
     }
     for (NodeId id : rest) add_node(id);
   }
@@ -132,7 +143,8 @@ class StepBuilder {
   void add_node(NodeId id) {
     const Node& n = g_.node(id);
     if (fusion::is_metadata_view(n.op) && n.inputs[0] != kNoValue) {
-      state_.storage_of[static_cast<size_t>(n.outputs[0])] = state_.storage_of[static_cast<size_t>(n.inputs[0])];
+      state_.storage_of[static_cast<size_t>(n.outputs[0])] =
+          state_.storage_of[static_cast<size_t>(n.inputs[0])];
       ++stats_.aliased_views;
       return;
     }
@@ -166,18 +178,21 @@ class StepBuilder {
       s.anchor = id;
     }
     for (ValueId v : n.inputs)
-      if (v != kNoValue && std::find(s.inputs.begin(), s.inputs.end(), v) == s.inputs.end()) s.inputs.push_back(v);
+      if (v != kNoValue && std::find(s.inputs.begin(), s.inputs.end(), v) == s.inputs.end())
+        s.inputs.push_back(v);
     s.outputs = n.outputs;
     return s;
   }
 
-  bool try_group_kernel(const fusion::Group& group, const std::string& name, std::string* why = nullptr) {
+  bool try_group_kernel(const fusion::Group& group, const std::string& name,
+                        std::string* why = nullptr) {
     // A pointwise kernel iterates over its first output: outputs of other sizes (a Split into
     // unequal parts) would be partly unwritten.
     if (group.kind == fusion::GroupKind::kPointwise) {
       for (ValueId v : group.outputs) {
         if (g_.value(v).type.shape.numel() != g_.value(group.outputs.front()).type.shape.numel()) {
-          if (why) *why = describe_node(g_, g_.node(group.nodes.front())) + ": outputs of different sizes";
+          if (why)
+            *why = describe_node(g_, g_.node(group.nodes.front())) + ": outputs of different sizes";
           return false;
         }
       }
@@ -397,6 +412,16 @@ class StepBuilder {
     if (op != Op::kMatMul && op != Op::kGemm) return false;
     std::string why;
     try {
+      // An exact GELU joins the call only through cuDNN's fused matmul.
+      if (gemm_library_ != GemmLibrary::kCublasLt) {
+        GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
+                                                         /*exact_gelu=*/true);
+        if (activation_of(exact.plan.spec.epilogue) == GemmActivation::kGeluErf &&
+            add_cudnn_gemm_step(exact.plan, exact.nodes, nullptr)) {
+          done = std::move(exact.nodes);
+          return true;
+        }
+      }
       GemmWithEpilogue fused = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32);
       if (add_gemm_step(fused.plan, fused.nodes, why)) {
         done = std::move(fused.nodes);
@@ -421,9 +446,13 @@ class StepBuilder {
     }
   }
 
-  // The cuBLASLt step of `plan`, which computes `nodes` (the product first); false, with the
-  // reason in `why`, when cuBLASLt has no algorithm for it.
+  // The library step of `plan`, which computes `nodes` (the product first): cuDNN's fused
+  // matmul where SessionOptions::gemm_library asks for it (or, with kAuto, where it timed
+  // faster), else cuBLASLt; false, with the reason in `why`, when cuBLASLt has no algorithm
+  // for it.
   bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
+    if (gemm_library_ == GemmLibrary::kCudnn && add_cudnn_gemm_step(plan, nodes, nullptr))
+      return true;
     CudaLibraries& lib = state_.libraries;
     const Node& product = g_.node(nodes.front());
     try {
@@ -432,6 +461,8 @@ class StepBuilder {
       s.kind = CudaStep::Kind::kGemm;
       s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
       if (tune_gemm(*s.gemm, kGemmWorkspaceBytes)) ++stats_.tuned_gemms;
+      if (gemm_library_ == GemmLibrary::kAuto && add_cudnn_gemm_step(plan, nodes, s.gemm.get()))
+        return true;
       s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, product);
       if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
       s.gemm_plan = std::move(plan);
@@ -441,6 +472,38 @@ class StepBuilder {
     } catch (const Error& e) {
       if (!is_unsupported(e)) throw;
       why = describe_node(g_, product) + ": " + e.what();
+      return false;
+    }
+  }
+
+  // cuDNN's fused matmul for `plan` as its step, computing `nodes`; with `cublaslt` (the same
+  // call through cuBLASLt), only where it timed faster (gemm_library_choice.h). False where
+  // cuDNN does not take the plan, is missing, or was slower.
+  bool add_cudnn_gemm_step(const GemmPlan& plan, const std::vector<NodeId>& nodes,
+                           CublasLtGemm* cublaslt) {
+    CudaLibraries& lib = state_.libraries;
+    const std::optional<CudnnMatmulSpec> spec = cudnn_matmul_spec(plan);
+    if (!spec || lib.cudnn_refused || !cudnn_available()) return false;
+    const Node& product = g_.node(nodes.front());
+    try {
+      if (!lib.cudnn) lib.cudnn = std::make_unique<CudnnHandle>();
+      std::unique_ptr<CudnnMatmul> mm =
+          choose_cudnn_matmul(*lib.cudnn, *spec, cublaslt, describe_node(g_, product));
+      if (!mm) return false;
+      CudaStep s;
+      s.kind = CudaStep::Kind::kGemm;
+      s.label = "cuDNN fused matmul " + spec->to_string() + " (" + mm->engine() + ") for " +
+                describe_node(g_, product);
+      if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
+      s.cudnn_gemm = std::move(mm);
+      s.gemm_plan = plan;
+      state_.steps.push_back(std::move(s));
+      ++stats_.library_calls;
+      ++stats_.cudnn_gemm_steps;
+      return true;
+    } catch (const Error& e) {
+      if (!is_unsupported(e)) throw;
+      if (!lib.cudnn) lib.cudnn_refused = true;  // no cuDNN here at all: ask no more
       return false;
     }
   }
@@ -485,12 +548,13 @@ class StepBuilder {
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
   AttentionPath attention_;
+  GemmLibrary gemm_library_;
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
   std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
   struct InPlaceAttention {
     CudaStep step;
     codegen::AttentionNode node;  // the strides and offsets `step` reads and writes
-    std::vector<NodeId> done;  // the epilogue it writes through, when it does
+    std::vector<NodeId> done;     // the epilogue it writes through, when it does
   };
   std::map<int, InPlaceAttention> in_place_attention_;  // by attention group id
   std::set<int> in_place_views_;                        // view groups those kernels read in place
@@ -502,9 +566,10 @@ class StepBuilder {
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates, AttentionPath attention) {
+                      bool round_16bit_intermediates, AttentionPath attention,
+                      GemmLibrary gemm_library) {
   StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates,
-              attention)
+              attention, gemm_library)
       .build();
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/cuda_program.h"
 #include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/cudnn_matmul.h"
 #include "runtime/cuda/cudnn_sdpa.h"
 #include "runtime/cuda/device_buffer.h"
 #include "runtime/cuda/device_weights.h"
@@ -29,9 +30,6 @@
 #include "runtime/step_lifetimes.h"
 
 namespace gf::cuda {
-
-// cuBLASLt's recommended workspace on Hopper.
-inline constexpr size_t kGemmWorkspaceBytes = size_t{32} << 20;
 
 // A kernel step's table entry for its private buffer (CudaStep::private_buffer); never a value.
 inline constexpr ValueId kStepPrivateBuffer = -2;
@@ -54,9 +52,11 @@ struct CudaStep {
   CUfunction fn = nullptr;
   size_t table_index = 0;  // its first entry in the program's pointer table
 
-  // kGemm
+  // kGemm: `gemm_plan` through cuBLASLt (`gemm`), or through cuDNN's fused matmul
+  // (`cudnn_gemm`, when set: one call; GemmLibrary).
   std::optional<GemmPlan> gemm_plan;
   std::unique_ptr<CublasLtGemm> gemm;
+  std::unique_ptr<CudnnMatmul> cudnn_gemm;
 
   // kConv and kHost: the node.
   NodeId node = kNoNode;
@@ -134,11 +134,13 @@ struct CudaProgramState {
 // `compute_capability` are the device's (grid sizes; which instructions the kernels may use).
 // `skinny_gemm`: which decode-shaped products run as skinny GEMM kernels (skinny_gemm_step.h)
 // instead of cuBLASLt. `round_16bit_intermediates`: SessionOptions' field of that name.
-// `attention`: SessionOptions' field of that name (cuda_attention_step.h).
+// `attention` and `gemm_library`: SessionOptions' fields of those names (cuda_attention_step.h,
+// gemm_library_choice.h).
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
                       bool round_16bit_intermediates = true,
-                      AttentionPath attention = AttentionPath::kAuto);
+                      AttentionPath attention = AttentionPath::kAuto,
+                      GemmLibrary gemm_library = GemmLibrary::kAuto);
 
 // A kAttention step's operands at their addresses in the program's arena.
 SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& state, const CudaStep& step);

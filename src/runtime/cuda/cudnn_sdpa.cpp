@@ -41,7 +41,7 @@ std::string SdpaDims::to_string() const {
 
 #ifdef GF_HAVE_CUDNN
 
-#include "runtime/cuda/cudnn_backend.h"
+#include "runtime/cuda/cudnn_op_graph.h"
 
 namespace gf::cuda {
 
@@ -54,157 +54,11 @@ enum : int64_t { kQ = 1, kK, kV, kO, kScale, kNegInf, kFirstVirtual = 100 };
 
 // The largest workspace an engine may ask for; a plan that wants more is skipped.
 constexpr int64_t kMaxWorkspaceBytes = int64_t{256} << 20;
+// Configurations tried before giving up on finding one with the native CUDA graph note.
+constexpr size_t kMaxPlansTried = 64;
 
 std::vector<int64_t> as_vector(const std::array<int64_t, 4>& a) {
   return {a[0], a[1], a[2], a[3]};
-}
-
-// Builds the operation graph: tensors first (each op refers to its tensors' descriptors), then
-// the ops in dataflow order.
-class GraphBuilder {
- public:
-  const Descriptor& tensor(int64_t uid, std::vector<int64_t> dims, std::vector<int64_t> strides,
-                           cudnnDataType_t type, bool is_virtual, bool by_value = false) {
-    Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    t.set_data_type(CUDNN_ATTR_TENSOR_DATA_TYPE, type)
-        .set_ints(CUDNN_ATTR_TENSOR_DIMENSIONS, dims)
-        .set_ints(CUDNN_ATTR_TENSOR_STRIDES, strides)
-        .set_int(CUDNN_ATTR_TENSOR_UNIQUE_ID, uid)
-        .set_int(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16)
-        .set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, is_virtual);
-    if (by_value) t.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
-    t.finalize("tensor " + std::to_string(uid));
-    tensors_.push_back(std::make_unique<Descriptor>(std::move(t)));
-    return *tensors_.back();
-  }
-
-  // A virtual tensor of these dims (f32 unless told), contiguous.
-  const Descriptor& virtual_like(const std::vector<int64_t>& dims,
-                                 cudnnDataType_t type = CUDNN_DATA_FLOAT) {
-    std::vector<int64_t> strides(dims.size(), 1);
-    for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * dims[i + 1];
-    return tensor(next_virtual_++, dims, strides, type, true);
-  }
-
-  void matmul(const Descriptor& a, const Descriptor& b, const Descriptor& c) {
-    Descriptor mm(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    mm.set_data_type(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize("matmul");
-    Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
-        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
-        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
-        .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm)
-        .finalize("matmul operation");
-    keep(std::move(mm));
-    keep_op(std::move(op));
-  }
-
-  // y = mode(x, b) (b null for unary modes; t the condition of BINARY_SELECT).
-  void pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t precision, const Descriptor& x,
-                 const Descriptor* b, const Descriptor& y, const Descriptor* t = nullptr,
-                 int64_t axis = -1) {
-    Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
-        .set_data_type(CUDNN_ATTR_POINTWISE_MATH_PREC, precision);
-    if (axis >= 0) pw.set_int(CUDNN_ATTR_POINTWISE_AXIS, axis);
-    pw.finalize("pointwise " + std::to_string(static_cast<int>(mode)));
-    Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
-        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x)
-        .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
-    if (t) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
-    op.finalize("pointwise operation " + std::to_string(static_cast<int>(mode)));
-    keep(std::move(pw));
-    keep_op(std::move(op));
-  }
-
-  void reduction(cudnnReduceTensorOp_t mode, const Descriptor& x, const Descriptor& y) {
-    Descriptor r(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    r.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode)
-        .set_data_type(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT)
-        .finalize("reduction");
-    Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    op.set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x)
-        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
-        .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, r)
-        .finalize("reduction operation");
-    keep(std::move(r));
-    keep_op(std::move(op));
-  }
-
-  Descriptor finish(cudnnHandle_t handle) {
-    std::vector<cudnnBackendDescriptor_t> ops;
-    for (const Descriptor& op : ops_) ops.push_back(op.get());
-    Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
-        .set_descs(CUDNN_ATTR_OPERATIONGRAPH_OPS, ops)
-        .finalize("operation graph");
-    return graph;
-  }
-
- private:
-  void keep(Descriptor d) { others_.push_back(std::move(d)); }
-  void keep_op(Descriptor d) { ops_.push_back(std::move(d)); }
-
-  int64_t next_virtual_ = kFirstVirtual;
-  std::vector<std::unique_ptr<Descriptor>> tensors_;  // stable addresses: ops hold references
-  std::vector<Descriptor> others_, ops_;
-};
-
-// The engine configurations cuDNN's heuristics rank for `graph`, best first.
-std::vector<Descriptor> ranked_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode) {
-  Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
-      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
-      .finalize("engine heuristics");
-  int64_t count = 0;
-  cudnn_backend::check(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr),
-                       "cudnnBackendGetAttribute (engine heuristics' result count)");
-  std::vector<Descriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(configs.back().get());
-  }
-  if (count == 0) return configs;
-  int64_t got = 0;
-  cudnn_backend::check(
-      cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()),
-      "cudnnBackendGetAttribute (engine heuristics' results)");
-  configs.resize(static_cast<size_t>(got));
-  return configs;
-}
-
-struct EngineInfo {
-  int64_t index = -1;
-  bool native_graph = false;
-};
-
-EngineInfo engine_info(const Descriptor& config) {
-  EngineInfo info;
-  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  cudnnBackendDescriptor_t e = engine.get();
-  int64_t n = 0;
-  cudnn_backend::check(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
-                                                CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e),
-                       "cudnnBackendGetAttribute (engine config's engine)");
-  cudnn_backend::check(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64,
-                                                1, &n, &info.index),
-                       "cudnnBackendGetAttribute (engine index)");
-  std::vector<cudnnBackendBehaviorNote_t> notes(CUDNN_BEHAVIOR_NOTE_TYPE_COUNT);
-  cudnn_backend::check(
-      cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                               static_cast<int64_t>(notes.size()), &n, notes.data()),
-      "cudnnBackendGetAttribute (engine behaviour notes)");
-  for (int64_t i = 0; i < n; ++i) {
-    if (notes[static_cast<size_t>(i)] == CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API) {
-      info.native_graph = true;
-    }
-  }
-  return info;
 }
 
 }  // namespace
@@ -217,46 +71,23 @@ struct CudnnSdpa::State {
   SdpaDims dims;
   std::string what;  // "node 'x' (Attention): B=.. Hq=.." for errors
   Descriptor plan;
-  EngineInfo engine;
+  cudnn_backend::EngineInfo engine;
   int64_t workspace = 0;
   float scale = 0;
   float neg_inf = -std::numeric_limits<float>::infinity();
 
-  // A plan for the graph, trying the heuristics' configurations in order; among those that
-  // build, the first with the native CUDA graph note wins, else the first.
+  // A plan for the graph: among those that build, in the heuristics' order, the first with
+  // the native CUDA graph note, else the first.
   void choose_plan(cudnnHandle_t handle, const Descriptor& graph) {
-    std::string last_error = "cuDNN's heuristics offered no engine";
-    Descriptor first_plan;
-    EngineInfo first_engine;
-    int64_t first_workspace = 0;
-    for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-      for (const Descriptor& config : ranked_configs(graph, mode)) {
-        try {
-          Descriptor p(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-          p.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
-              .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config)
-              .finalize("execution plan");
-          int64_t ws = 0, n = 0;
-          cudnn_backend::check(
-              cudnnBackendGetAttribute(p.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                       CUDNN_TYPE_INT64, 1, &n, &ws),
-              "cudnnBackendGetAttribute (plan workspace)");
-          if (ws > kMaxWorkspaceBytes) continue;
-          const EngineInfo info = engine_info(config);
-          if (info.native_graph) {
-            plan = std::move(p), engine = info, workspace = ws;
-            return;
-          }
-          if (!first_plan) first_plan = std::move(p), first_engine = info, first_workspace = ws;
-        } catch (const Error& e) {
-          last_error = e.what();
-        }
-      }
-      if (first_plan) break;
-    }
-    if (!first_plan)
+    std::string last_error;
+    std::vector<cudnn_backend::BuiltPlan> plans = cudnn_backend::buildable_plans(
+        handle, graph, kMaxWorkspaceBytes, kMaxPlansTried,
+        [](const cudnn_backend::BuiltPlan& p) { return p.engine.native_graph; }, last_error);
+    if (plans.empty())
       throw Error(ErrorCode::kUnsupported, what + ": no cuDNN engine (" + last_error + ")");
-    plan = std::move(first_plan), engine = first_engine, workspace = first_workspace;
+    cudnn_backend::BuiltPlan& chosen =
+        plans.back().engine.native_graph ? plans.back() : plans.front();
+    plan = std::move(chosen.plan), engine = chosen.engine, workspace = chosen.workspace;
   }
 
   // cudnnBackendPopulateCudaGraph or cudnnBackendUpdateCudaGraph (the same signature).
@@ -338,7 +169,7 @@ CudnnSdpa::CudnnSdpa(const CudnnHandle& handle, const SdpaDims& dims, std::strin
   const cudnnHandle_t h = static_cast<cudnnHandle_t>(handle.get());
   const cudnnDataType_t io = dims.dtype == DType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
   try {
-    GraphBuilder gb;
+    cudnn_backend::OpGraphBuilder gb(kFirstVirtual);
     const int64_t b = dims.batch, hq = dims.q_heads, hk = dims.kv_heads, sq = dims.q_len,
                   skv = dims.kv_len, d = dims.head_dim;
     const auto& ks = dims.k_strides;

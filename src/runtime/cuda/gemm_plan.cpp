@@ -15,7 +15,9 @@ namespace {
   throw Error(ErrorCode::kUnsupported, describe_node(g, n) + ": no cuBLASLt GEMM: " + why);
 }
 
-std::vector<int64_t> dims_of(const Graph& g, ValueId v) { return g.value(v).type.shape.static_dims(); }
+std::vector<int64_t> dims_of(const Graph& g, ValueId v) {
+  return g.value(v).type.shape.static_dims();
+}
 
 int64_t product(const std::vector<int64_t>& d) {
   int64_t p = 1;
@@ -67,7 +69,8 @@ void plan_matmul(const Graph& g, const Node& n, GemmPlan& p) {
 
 void plan_gemm_node(const Graph& g, const Node& n, GemmPlan& p) {
   const float alpha = n.attrs.get_float("alpha", 1.0f), beta = n.attrs.get_float("beta", 1.0f);
-  const bool trans_a = n.attrs.get_int("transA", 0) != 0, trans_b = n.attrs.get_int("transB", 0) != 0;
+  const bool trans_a = n.attrs.get_int("transA", 0) != 0,
+             trans_b = n.attrs.get_int("transB", 0) != 0;
   // A constant weight may be on the device as [n, k] (weight_layout.h): B^T then.
   const bool stored_transposed = !trans_b && stores_transposed(g, n.inputs[1]);
   const std::vector<int64_t> a = dims_of(g, n.inputs[0]), b = dims_of(g, n.inputs[1]);
@@ -81,7 +84,8 @@ void plan_gemm_node(const Graph& g, const Node& n, GemmPlan& p) {
   const ValueId c = n.inputs.size() > 2 ? n.inputs[2] : kNoValue;
   if (c != kNoValue && beta != 0.0f) {
     const std::vector<int64_t> cd = dims_of(g, c);
-    const bool row = (cd.size() == 1 && cd[0] == s.n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == s.n);
+    const bool row =
+        (cd.size() == 1 && cd[0] == s.n) || (cd.size() == 2 && cd[0] == 1 && cd[1] == s.n);
     if (!row || beta != 1.0f) refuse(g, n, "C is not a bias of [N] with beta 1");
     if (g.value(c).type.dtype != s.dtype) refuse(g, n, "the bias has another dtype");
     s.epilogue = GemmEpilogue::kBias;
@@ -129,11 +133,13 @@ ValueId bias_row_of(const Graph& g, const fusion::Group& group, const Node& add,
   return is_bias_row(dims_of(g, other), dims_of(g, x), spec.n) ? other : kNoValue;
 }
 
-std::optional<GemmActivation> activation_of(const Node& n) {
+// The activation `n` applies; an erf Gelu only when the call may take it (`exact_gelu`).
+std::optional<GemmActivation> node_activation(const Node& n, bool exact_gelu) {
   if (n.op == Op::kRelu) return GemmActivation::kRelu;
-  // cuBLASLt's GELU is the tanh approximation: an erf Gelu stays in the generated kernel.
-  if (n.op == Op::kGelu && n.attrs.get_string("approximate", "none") == "tanh")
-    return GemmActivation::kGeluTanh;
+  if (n.op != Op::kGelu) return std::nullopt;
+  const std::string approximate = n.attrs.get_string("approximate", "none");
+  if (approximate == "tanh") return GemmActivation::kGeluTanh;
+  if (approximate == "none" && exact_gelu) return GemmActivation::kGeluErf;
   return std::nullopt;
 }
 
@@ -154,11 +160,12 @@ enum class Stage { kBias, kActivation, kDone };
 
 // Takes `n`, the sole reader of the call's output so far, into the call when it is what cuBLASLt
 // applies next (a view at any stage); false where the match ends.
-bool take_next(const Graph& g, const fusion::Group& group, const Node& n, Stage& stage,
-               GemmActivation& activation, GemmPlan& p) {
+bool take_next(const Graph& g, const fusion::Group& group, const Node& n, bool exact_gelu,
+               Stage& stage, GemmActivation& activation, GemmPlan& p) {
   if (relabels(g, n, p.c)) return true;
   if (!keeps_type(g, n, p.c)) return false;
-  if (const std::optional<GemmActivation> act = activation_of(n); act && stage != Stage::kDone) {
+  if (const std::optional<GemmActivation> act = node_activation(n, exact_gelu);
+      act && stage != Stage::kDone) {
     activation = *act;
     stage = Stage::kDone;
     return true;
@@ -204,8 +211,9 @@ GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32) {
   for (const GemmCall& c : p.calls) {
     for (int64_t offset : {c.a_offset, c.b_offset, c.c_offset}) {
       if (offset * es % kGemmOperandAlignment != 0) {
-        refuse(g, node, "a broadcast batch entry at byte offset " + std::to_string(offset * es) +
-                            " is not " + std::to_string(kGemmOperandAlignment) + "-byte aligned");
+        refuse(g, node,
+               "a broadcast batch entry at byte offset " + std::to_string(offset * es) +
+                   " is not " + std::to_string(kGemmOperandAlignment) + "-byte aligned");
       }
     }
   }
@@ -213,7 +221,7 @@ GemmPlan plan_gemm(const Graph& g, const Node& node, bool allow_tf32) {
 }
 
 GemmWithEpilogue plan_gemm_with_epilogue(const Graph& g, const fusion::Group& group,
-                                         bool allow_tf32) {
+                                         bool allow_tf32, bool exact_gelu) {
   GF_ASSERT(group.anchor != kNoNode, "plan_gemm_with_epilogue takes a group with an anchor");
   GemmWithEpilogue out{plan_gemm(g, g.node(group.anchor), allow_tf32), {group.anchor}};
   GemmPlan& p = out.plan;
@@ -225,7 +233,7 @@ GemmWithEpilogue plan_gemm_with_epilogue(const Graph& g, const fusion::Group& gr
   for (NodeId id = sole_reader_in(g, group, p.c); id != kNoNode;
        id = sole_reader_in(g, group, p.c)) {
     const Node& n = g.node(id);
-    if (!take_next(g, group, n, stage, activation, p)) break;
+    if (!take_next(g, group, n, exact_gelu, stage, activation, p)) break;
     out.nodes.push_back(id);
     p.c = n.outputs[0];
   }

@@ -51,8 +51,9 @@ struct GemmWithEpilogue {
 // what cuBLASLt's epilogue applies next: an Add of a bias row ([N] or [1, N], or more leading
 // 1s, in the product's dtype, either operand order, computed before the group) when the Gemm
 // has no C bias, then Relu or Gelu(approximate "tanh"); metadata views (a Reshape, an output's
-// Identity) anywhere in the chain, whose output the call then writes. Gelu "none" (erf) is not
-// taken: cuBLASLt's GELU is the tanh approximation. A node's input must be read by it alone
+// Identity) anywhere in the chain, whose output the call then writes. Gelu "none" (erf) is taken
+// only with `exact_gelu` (for cuDNN's fused matmul, cudnn_matmul.h): cuBLASLt's GELU is the
+// tanh approximation. A node's input must be read by it alone
 // (once) and be no graph output, since the call never stores it. Throws what plan_gemm throws.
 //
 // In f16/bf16 the graph rounds to 16 bits after the product, the bias add and the activation,
@@ -60,6 +61,6 @@ struct GemmWithEpilogue {
 // within the tolerance of a 16-bit GEMM (whose summation order differs anyway). Relu commutes
 // with rounding, so it adds none.
 GemmWithEpilogue plan_gemm_with_epilogue(const Graph& g, const fusion::Group& group,
-                                         bool allow_tf32);
+                                         bool allow_tf32, bool exact_gelu = false);
 
 }  // namespace gf::cuda

@@ -1,0 +1,302 @@
+// GEMMs with a bias + GELU epilogue through the libraries, candidate by candidate: cuBLASLt
+// (no epilogue, the bar; and its bias + tanh-GELU epilogue) and cuDNN's fused matmul with the
+// exact (erf) and the tanh GELU (cudnn_matmul.h), at GPT-2's / BERT's first MLP product
+// (x [m, 768] W [768, 3072], W stored [n, k] as the device weights are). Each call is captured
+// 20 times into one CUDA graph and the replay timed, as bench/cuda_vs_torch.py times
+// torch.matmul; each output is checked against a host product in double over its first rows.
+//
+//   bench_library_gemm [--reps N] [--rows M,M,...] [--json FILE]
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graphfuse/device.h"
+#include "graphfuse/dtype.h"
+#include "graphfuse/error.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cudnn_conv.h"
+#include "runtime/cuda/cudnn_matmul.h"
+#include "runtime/cuda/cudnn_sdpa.h"
+
+namespace gf {
+namespace {
+
+void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
+}
+#define CK(call) check((call), #call)
+
+struct DeviceAlloc {
+  void* p = nullptr;
+  explicit DeviceAlloc(size_t bytes) { CK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+  ~DeviceAlloc() { cudaFree(p); }
+  DeviceAlloc(const DeviceAlloc&) = delete;
+  DeviceAlloc& operator=(const DeviceAlloc&) = delete;
+};
+
+constexpr int kCallsPerGraph = 20;
+constexpr int64_t kCheckedRows = 16;
+
+// Median microseconds per call of `calls` captured into one graph.
+double time_captured_us(const std::function<void(cudaStream_t)>& call, cudaStream_t stream,
+                        int reps) {
+  cudaGraph_t graph = nullptr;
+  CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  try {
+    for (int i = 0; i < kCallsPerGraph; ++i) call(stream);
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  CK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start, stop;
+  CK(cudaEventCreate(&start));
+  CK(cudaEventCreate(&stop));
+  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    CK(cudaEventRecord(start, stream));
+    CK(cudaGraphLaunch(exec, stream));
+    CK(cudaEventRecord(stop, stream));
+    CK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, start, stop));
+    us.push_back(ms * 1e3 / kCallsPerGraph);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
+enum class Epilogue { kNone, kBiasGeluErf, kBiasGeluTanh };
+
+struct Row {
+  std::string library, epilogue, engine;
+  int64_t m = 0, k = 0, n = 0;
+  size_t candidate = 0;
+  double us = 0, max_err = 0;
+};
+
+double gelu(double x, bool tanh_form) {
+  if (tanh_form) return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
+
+struct Problem {
+  int64_t m, k, n;
+  std::vector<uint16_t> x, w, bias;  // x [m, k], w [n, k], bias [n]
+  DeviceAlloc dx, dw, dbias, dy, dws;
+
+  Problem(int64_t m_, int64_t k_, int64_t n_, size_t ws_bytes)
+      : m(m_),
+        k(k_),
+        n(n_),
+        dx(static_cast<size_t>(m_ * k_) * 2),
+        dw(static_cast<size_t>(n_ * k_) * 2),
+        dbias(static_cast<size_t>(n_) * 2),
+        dy(static_cast<size_t>(m_ * n_) * 2),
+        dws(ws_bytes) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const auto fill = [&](std::vector<uint16_t>& v, size_t count, float scale) {
+      v.resize(count);
+      for (uint16_t& e : v) e = float_to_half_bits(u(rng) * scale);
+    };
+    fill(x, static_cast<size_t>(m * k), 1.0f);
+    fill(w, static_cast<size_t>(n * k), 1.0f / std::sqrt(static_cast<float>(k)) * 1.7f);
+    fill(bias, static_cast<size_t>(n), 0.5f);
+    CK(cudaMemcpy(dx.p, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dw.p, w.data(), w.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dbias.p, bias.data(), bias.size() * 2, cudaMemcpyHostToDevice));
+  }
+
+  // The largest |y - reference| over the first kCheckedRows rows of the last call's output.
+  double max_error(Epilogue e) const {
+    std::vector<uint16_t> y(static_cast<size_t>(kCheckedRows * n));
+    CK(cudaMemcpy(y.data(), dy.p, y.size() * 2, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (int64_t r = 0; r < kCheckedRows; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t i = 0; i < k; ++i)
+          acc += static_cast<double>(half_bits_to_float(x[static_cast<size_t>(r * k + i)])) *
+                 half_bits_to_float(w[static_cast<size_t>(j * k + i)]);
+        if (e != Epilogue::kNone)
+          acc = gelu(acc + half_bits_to_float(bias[static_cast<size_t>(j)]),
+                     e == Epilogue::kBiasGeluTanh);
+        worst =
+            std::max(worst, std::abs(acc - half_bits_to_float(y[static_cast<size_t>(r * n + j)])));
+      }
+    }
+    return worst;
+  }
+};
+
+const char* epilogue_name(Epilogue e) {
+  return e == Epilogue::kNone          ? "none"
+         : e == Epilogue::kBiasGeluErf ? "bias+gelu"
+                                       : "bias+gelu_tanh";
+}
+
+void run_cublaslt(Problem& p, Epilogue e, const cuda::CublasLtHandle& handle, cudaStream_t stream,
+                  int reps, std::vector<Row>& rows) {
+  cuda::GemmSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = p.m, spec.n = p.n, spec.k = p.k;
+  spec.trans_b = true;
+  spec.epilogue =
+      e == Epilogue::kNone ? cuda::GemmEpilogue::kNone : cuda::GemmEpilogue::kBiasGeluTanh;
+  cuda::CublasLtGemm gemm(handle, spec, size_t{32} << 20);
+  for (size_t i = 0; i < gemm.candidates(); ++i) {
+    gemm.choose(i);
+    Row r{"cublaslt", epilogue_name(e), "algo " + std::to_string(i), p.m, p.k, p.n, i};
+    r.us = time_captured_us(
+        [&](cudaStream_t s) { gemm.run(p.dx.p, p.dw.p, p.dbias.p, p.dy.p, p.dws.p, s); }, stream,
+        reps);
+    CK(cudaStreamSynchronize(stream));
+    r.max_err = p.max_error(e);
+    rows.push_back(r);
+  }
+}
+
+void run_cudnn(Problem& p, Epilogue e, const cuda::CudnnHandle& handle, cudaStream_t stream,
+               int reps, std::vector<Row>& rows) {
+  cuda::CudnnMatmulSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = p.m, spec.n = p.n, spec.k = p.k;
+  spec.b_transposed = true;
+  spec.bias = e != Epilogue::kNone;
+  spec.activation = e == Epilogue::kNone           ? cuda::MatmulActivation::kNone
+                    : e == Epilogue::kBiasGeluTanh ? cuda::MatmulActivation::kGeluTanh
+                                                   : cuda::MatmulActivation::kGeluErf;
+  std::unique_ptr<cuda::CudnnMatmul> mm;
+  try {
+    mm = std::make_unique<cuda::CudnnMatmul>(handle, spec, "bench", 16);
+  } catch (const Error& err) {
+    if (err.code() != ErrorCode::kUnsupported) throw;
+    std::fprintf(stderr, "bench_library_gemm: %s\n", err.what());
+    return;
+  }
+  for (size_t i = 0; i < mm->candidates(); ++i) {
+    mm->choose(i);
+    Row r{"cudnn", epilogue_name(e), mm->engine(), p.m, p.k, p.n, i};
+    if (mm->workspace_bytes() > (size_t{32} << 20)) continue;
+    const cuda::CudnnMatmulBuffers io{p.dx.p, p.dw.p, p.dbias.p, p.dy.p, p.dws.p};
+    try {
+      r.us = time_captured_us([&](cudaStream_t s) { mm->run(io, s); }, stream, reps);
+    } catch (const Error& err) {
+      std::fprintf(stderr, "bench_library_gemm: candidate %zu: %s\n", i, err.what());
+      continue;
+    }
+    CK(cudaStreamSynchronize(stream));
+    r.max_err = p.max_error(e);
+    rows.push_back(r);
+  }
+}
+
+std::vector<int64_t> parse_rows(const std::string& s) {
+  std::vector<int64_t> rows;
+  for (size_t at = 0; at <= s.size();) {
+    const size_t comma = std::min(s.find(',', at), s.size());
+    rows.push_back(std::atoll(s.substr(at, comma - at).c_str()));
+    at = comma + 1;
+  }
+  return rows;
+}
+
+int bench_main(int argc, char** argv) {
+  int reps = 50;
+  std::vector<int64_t> ms = {128, 1024, 4096};
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else if (a == "--rows" && i + 1 < argc) {
+      ms = parse_rows(argv[++i]);
+    } else if (a == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: bench_library_gemm [--reps N] [--rows M,M,...] [--json FILE]\n");
+      return 1;
+    }
+  }
+  const CudaProbe probe = probe_cuda();
+  if (probe.devices.empty()) {
+    std::fprintf(stderr, "bench_library_gemm: no CUDA device: %s\n", probe.reason.c_str());
+    return 2;
+  }
+  cuda::CudaContext::get().make_current();
+  cudaStream_t stream = nullptr;
+  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const cuda::CublasLtHandle cublaslt;
+  std::unique_ptr<cuda::CudnnHandle> cudnn;
+  if (cuda::cudnn_available()) cudnn = std::make_unique<cuda::CudnnHandle>();
+  std::printf("device: %s; cuDNN %zu\n", probe.devices.front().name.c_str(),
+              cuda::cudnn_runtime_version());
+  std::vector<Row> rows;
+  for (int64_t m : ms) {
+    Problem p(m, 768, 3072, size_t{32} << 20);
+    for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluTanh})
+      run_cublaslt(p, e, cublaslt, stream, reps, rows);
+    if (cudnn) {
+      for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
+        run_cudnn(p, e, *cudnn, stream, reps, rows);
+    }
+  }
+  CK(cudaStreamDestroy(stream));
+  std::printf("%-9s %-15s %-16s %-30s %9s %8s %9s\n", "library", "epilogue", "m x k x n (f16)",
+              "candidate", "us/call", "TFLOP/s", "max err");
+  nlohmann::json j;
+  for (const Row& r : rows) {
+    const std::string shape =
+        std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
+    const double tflops = 2.0 * static_cast<double>(r.m * r.k * r.n) / (r.us * 1e-6) / 1e12;
+    std::printf("%-9s %-15s %-16s %-30s %9.2f %8.1f %9.2e\n", r.library.c_str(), r.epilogue.c_str(),
+                shape.c_str(), (std::to_string(r.candidate) + ": " + r.engine).c_str(), r.us,
+                tflops, r.max_err);
+    j["results"].push_back({{"library", r.library},
+                            {"epilogue", r.epilogue},
+                            {"m", r.m},
+                            {"k", r.k},
+                            {"n", r.n},
+                            {"candidate", r.candidate},
+                            {"engine", r.engine},
+                            {"us", r.us},
+                            {"tflops", tflops},
+                            {"max_err", r.max_err}});
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace gf
+
+int main(int argc, char** argv) {
+  try {
+    return gf::bench_main(argc, argv);
+  } catch (const gf::Error& e) {
+    std::fprintf(stderr, "bench_library_gemm: error: %s\n", e.what());
+    return 1;
+  }
+}
