@@ -5,7 +5,8 @@
 // input read once, each output written once); cuMemcpyDtoDAsync of the same size counts 2x.
 // Then fp16 GEMMs with a bias + GELU epilogue (y = Gelu(x W + b), tanh and erf forms) at the
 // shapes of GPT-2's and BERT's first MLP product, each a whole CUDA Session program run by
-// DeviceProgram on device buffers (its kernels and library calls are printed with it).
+// DeviceProgram on device buffers (its kernels and library calls are printed with it); the erf
+// form also through cuDNN's fused matmul (GemmLibrary::kCudnn) where cuDNN is present.
 //
 //   bench_cuda_kernels [--iters N] [--quick] [--json FILE]
 //
@@ -30,6 +31,7 @@
 #include "graphfuse/error.h"
 #include "graphfuse/session.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/device_memory.h"
 
 namespace gf {
@@ -169,8 +171,12 @@ Graph gemm_bias_gelu_graph(int64_t m, int64_t k, int64_t n, bool tanh) {
   return b.build();
 }
 
-GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool tanh, int iters) {
-  const Session session(gemm_bias_gelu_graph(m, k, n, tanh), SessionOptions{Device::kCuda});
+// Through `library` (SessionOptions::gemm_library).
+GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool tanh, int iters,
+                    GemmLibrary library = GemmLibrary::kCublasLt) {
+  SessionOptions options{Device::kCuda};
+  options.gemm_library = library;
+  const Session session(gemm_bias_gelu_graph(m, k, n, tanh), options);
   const DeviceProgram program(session, {{m, k}});
   DeviceBuffer x(static_cast<size_t>(m * k * 2)), y(static_cast<size_t>(m * n * 2));
   GF_CU(cuda_driver().cuMemsetD8(x.ptr(), 0x2c, static_cast<size_t>(m * k * 2)));  // about 0.06
@@ -301,7 +307,8 @@ int bench_main(int argc, char** argv) {
         results.push_back(bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes)));
         // bf16 also with f32 between the ops (SessionOptions::round_16bit_intermediates = false).
         if (t == DType::kBF16)
-          results.push_back(bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes), false));
+          results.push_back(
+              bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes), false));
       }
     }
   }
@@ -320,6 +327,11 @@ int bench_main(int argc, char** argv) {
   for (int64_t m : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 1024, 4096}) {
     gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
     gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
+    // The exact GELU fused by cuDNN's matmul (not the default: its plans cost compile time).
+    if (cuda::cudnn_available()) {
+      gemms.push_back(
+          run_gemm("gemm_bias_gelu_erf_cudnn", m, 768, 3072, false, iters, GemmLibrary::kCudnn));
+    }
   }
 
   std::printf("device: %s (%d SMs); memcpy D2D %.0f GB/s at 256 MiB\n", dev.name.c_str(),
@@ -356,7 +368,8 @@ int bench_main(int argc, char** argv) {
   std::printf("\n%-20s %-16s %10s %8s %12s  %s\n", "name", "m x k x n (f16)", "time us", "TFLOP/s",
               "in graph us", "program");
   for (const GemmResult& r : gemms) {
-    const std::string shape = std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
+    const std::string shape =
+        std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
     std::printf(
         "%-20s %-16s %10.1f %8.1f %12.1f  %d library calls (%d cuBLASLt tuned, %d cuDNN), %d "
         "generated kernels, %d of 2 buffers in place\n",

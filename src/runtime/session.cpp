@@ -285,18 +285,18 @@ std::optional<AttentionPath> attention_path_from_name(std::string_view name) {
 
 std::string_view gemm_library_name(GemmLibrary l) {
   switch (l) {
-    case GemmLibrary::kAuto:
-      return "auto";
     case GemmLibrary::kCublasLt:
       return "cublaslt";
     case GemmLibrary::kCudnn:
       return "cudnn";
+    case GemmLibrary::kTimed:
+      return "timed";
   }
-  return "auto";
+  return "cublaslt";
 }
 
 std::optional<GemmLibrary> gemm_library_from_name(std::string_view name) {
-  for (GemmLibrary l : {GemmLibrary::kAuto, GemmLibrary::kCublasLt, GemmLibrary::kCudnn})
+  for (GemmLibrary l : {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed})
     if (name == gemm_library_name(l)) return l;
   return std::nullopt;
 }

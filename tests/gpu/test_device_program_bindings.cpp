@@ -175,7 +175,7 @@ TEST_F(DeviceBindingTest, AGemmReadsAndWritesCallerBuffersInPlace) {
     bool tanh;
   };
   for (const Case c : {Case{GemmLibrary::kCublasLt, true}, Case{GemmLibrary::kCudnn, true},
-                       Case{GemmLibrary::kAuto, false}}) {
+                       Case{GemmLibrary::kTimed, false}}) {
     const bool cudnn = c.library != GemmLibrary::kCublasLt;
     if (cudnn && !cuda::cudnn_available()) continue;
     SCOPED_TRACE(std::string(gemm_library_name(c.library)) + (c.tanh ? " tanh" : " erf"));

@@ -447,7 +447,7 @@ class StepBuilder {
   }
 
   // The library step of `plan`, which computes `nodes` (the product first): cuDNN's fused
-  // matmul where SessionOptions::gemm_library asks for it (or, with kAuto, where it timed
+  // matmul where SessionOptions::gemm_library asks for it (or, with kTimed, where it timed
   // faster), else cuBLASLt; false, with the reason in `why`, when cuBLASLt has no algorithm
   // for it.
   bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
@@ -461,7 +461,7 @@ class StepBuilder {
       s.kind = CudaStep::Kind::kGemm;
       s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
       if (tune_gemm(*s.gemm, kGemmWorkspaceBytes)) ++stats_.tuned_gemms;
-      if (gemm_library_ == GemmLibrary::kAuto && add_cudnn_gemm_step(plan, nodes, s.gemm.get()))
+      if (gemm_library_ == GemmLibrary::kTimed && add_cudnn_gemm_step(plan, nodes, s.gemm.get()))
         return true;
       s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, product);
       if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
