@@ -46,4 +46,28 @@ double time_us_batched(int iters, int batch, F&& launch) {
   return median(us);
 }
 
+// Median microseconds of one replay of `graph` on `stream` (instantiated here, destroyed after),
+// over `reps` replays after 3 warm-ups, each between two events.
+inline double graph_replay_us(CUgraph graph, CUstream stream, int reps) {
+  const CudaDriverApi& cu = cuda_driver();
+  CUgraphExec exec = nullptr;
+  GF_CU(cu.cuGraphInstantiateWithFlags(&exec, graph, 0));
+  std::vector<double> us;
+  try {
+    for (int i = 0; i < 3; ++i) GF_CU(cu.cuGraphLaunch(exec, stream));
+    CudaEvent start, stop;
+    for (int i = 0; i < reps; ++i) {
+      start.record(stream);
+      GF_CU(cu.cuGraphLaunch(exec, stream));
+      stop.record(stream);
+      us.push_back(1e3 * stop.elapsed_ms_since(start));
+    }
+  } catch (...) {
+    cu.cuGraphExecDestroy(exec);
+    throw;
+  }
+  cu.cuGraphExecDestroy(exec);
+  return median(us);
+}
+
 }  // namespace gf::bench

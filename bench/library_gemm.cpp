@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "event_timing.h"
 #include "graphfuse/device.h"
 #include "graphfuse/dtype.h"
 #include "graphfuse/error.h"
@@ -63,28 +64,14 @@ double time_captured_us(const std::function<void(cudaStream_t)>& call, cudaStrea
     throw;
   }
   CK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start, stop;
-  CK(cudaEventCreate(&start));
-  CK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
-  std::vector<double> us;
-  for (int i = 0; i < reps; ++i) {
-    CK(cudaEventRecord(start, stream));
-    CK(cudaGraphLaunch(exec, stream));
-    CK(cudaEventRecord(stop, stream));
-    CK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, start, stop));
-    us.push_back(ms * 1e3 / kCallsPerGraph);
+  try {
+    const double us = bench::graph_replay_us(graph, stream, reps) / kCallsPerGraph;
+    cudaGraphDestroy(graph);
+    return us;
+  } catch (...) {
+    cudaGraphDestroy(graph);
+    throw;
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
 }
 
 enum class Epilogue { kNone, kBiasGeluErf, kBiasGeluTanh };

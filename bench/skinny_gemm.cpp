@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "event_timing.h"
 #include "codegen/cuda/skinny_gemm.h"
 #include "graphfuse/device.h"
 #include "graphfuse/error.h"
@@ -53,27 +54,7 @@ struct DeviceAlloc {
 
 // Median microseconds of one replay of `graph`.
 double time_graph_us(cudaGraph_t graph, cudaStream_t stream, int reps) {
-  cudaGraphExec_t exec = nullptr;
-  CK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start, stop;
-  CK(cudaEventCreate(&start));
-  CK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) CK(cudaGraphLaunch(exec, stream));
-  std::vector<double> us;
-  for (int i = 0; i < reps; ++i) {
-    CK(cudaEventRecord(start, stream));
-    CK(cudaGraphLaunch(exec, stream));
-    CK(cudaEventRecord(stop, stream));
-    CK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, start, stop));
-    us.push_back(ms * 1e3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  return bench::graph_replay_us(graph, stream, reps);
 }
 
 // A 1 GiB device-to-device copy launched on the stream (as bench_cuda_kernels and the

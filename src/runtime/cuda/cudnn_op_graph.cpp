@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include <cuda_runtime_api.h>
+
 #include "graphfuse/error.h"
 
 namespace gf::cuda::cudnn_backend {
@@ -173,6 +175,40 @@ std::vector<BuiltPlan> buildable_plans(cudnnHandle_t handle, const Descriptor& g
     if (!plans.empty()) break;
   }
   return plans;
+}
+
+Descriptor variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& ptrs,
+                        void* workspace) {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set_ints(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids)
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+           static_cast<int64_t>(ptrs.size()), ptrs.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace)
+      .finalize("variant pack");
+  return pack;
+}
+
+void execute(cudnnHandle_t handle, const Descriptor& plan, const Descriptor& pack,
+             cudaStream_t stream, const std::string& what) {
+  check(cudnnSetStream(handle, stream), "cudnnSetStream (" + what + ")");
+  check(cudnnBackendExecute(handle, plan.get(), pack.get()), "cudnnBackendExecute (" + what + ")");
+}
+
+void native_graph_call(cudnnHandle_t handle, NativeGraphCall call, const Descriptor& plan,
+                       const EngineInfo& engine, const Descriptor& pack, cudaGraph_t graph,
+                       const std::string& what) {
+  if (!engine.native_graph) {
+    throw Error(ErrorCode::kUnsupported, what + ": the chosen engine " +
+                                             std::to_string(engine.index) +
+                                             " does not support cuDNN's native CUDA graph API");
+  }
+  if (call == NativeGraphCall::kPopulate) {
+    check(cudnnBackendPopulateCudaGraph(handle, plan.get(), pack.get(), graph),
+          "cudnnBackendPopulateCudaGraph (" + what + ")");
+  } else {
+    check(cudnnBackendUpdateCudaGraph(handle, plan.get(), pack.get(), graph),
+          "cudnnBackendUpdateCudaGraph (" + what + ")");
+  }
 }
 
 }  // namespace gf::cuda::cudnn_backend

@@ -6,6 +6,8 @@
 
 #ifdef GF_HAVE_CUDNN
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +70,22 @@ std::vector<BuiltPlan> buildable_plans(cudnnHandle_t handle, const Descriptor& g
                                        int64_t max_workspace, size_t max_plans,
                                        const std::function<bool(const BuiltPlan&)>& enough,
                                        std::string& last_error);
+
+// A variant pack binding `ptrs` to the tensors of unique ids `uids`, with `workspace`.
+Descriptor variant_pack(const std::vector<int64_t>& uids, const std::vector<void*>& ptrs,
+                        void* workspace);
+
+// Enqueues `plan` with `pack` on `stream`; errors name `what`.
+void execute(cudnnHandle_t handle, const Descriptor& plan, const Descriptor& pack,
+             cudaStream_t stream, const std::string& what);
+
+// cudnnBackendPopulateCudaGraph (kPopulate: adds the call's nodes to `graph`) or
+// cudnnBackendUpdateCudaGraph (kUpdate: re-points them at `pack`'s buffers). Throws
+// kUnsupported naming `what` when `engine` lacks cuDNN's native CUDA graph note.
+enum class NativeGraphCall { kPopulate, kUpdate };
+void native_graph_call(cudnnHandle_t handle, NativeGraphCall call, const Descriptor& plan,
+                       const EngineInfo& engine, const Descriptor& pack, cudaGraph_t graph,
+                       const std::string& what);
 
 }  // namespace gf::cuda::cudnn_backend
 

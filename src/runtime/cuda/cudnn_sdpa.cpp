@@ -90,19 +90,10 @@ struct CudnnSdpa::State {
     plan = std::move(chosen.plan), engine = chosen.engine, workspace = chosen.workspace;
   }
 
-  // cudnnBackendPopulateCudaGraph or cudnnBackendUpdateCudaGraph (the same signature).
-  using GraphCall = cudnnStatus_t (*)(cudnnHandle_t, cudnnBackendDescriptor_t,
-                                      cudnnBackendDescriptor_t, cudaGraph_t);
-  void native_graph_call(cudnnHandle_t handle, GraphCall call, const char* name,
+  void native_graph_call(cudnnHandle_t handle, cudnn_backend::NativeGraphCall call,
                          const SdpaBuffers& buffers, cudaGraph_t graph) const {
-    if (!engine.native_graph) {
-      throw Error(ErrorCode::kUnsupported, what + ": the chosen engine " +
-                                               std::to_string(engine.index) +
-                                               " does not support cuDNN's native CUDA graph API");
-    }
-    const Descriptor pack = variant_pack(buffers);
-    cudnn_backend::check(call(handle, plan.get(), pack.get(), graph),
-                         std::string(name) + " (" + what + ")");
+    cudnn_backend::native_graph_call(handle, call, plan, engine, variant_pack(buffers), graph,
+                                     what);
   }
 
   Descriptor variant_pack(const SdpaBuffers& b) const {
@@ -114,14 +105,7 @@ struct CudnnSdpa::State {
     std::vector<void*> ptrs = {const_cast<void*>(b.q), const_cast<void*>(b.k),
                                const_cast<void*>(b.v), b.o, const_cast<float*>(&scale)};
     if (dims.causal) uids.push_back(kNegInf), ptrs.push_back(const_cast<float*>(&neg_inf));
-    Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    void* ws = b.workspace;
-    pack.set_ints(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, uids)
-        .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-             static_cast<int64_t>(ptrs.size()), ptrs.data())
-        .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws)
-        .finalize("variant pack");
-    return pack;
+    return cudnn_backend::variant_pack(uids, ptrs, b.workspace);
   }
 };
 
@@ -248,22 +232,18 @@ std::string CudnnSdpa::engine() const {
 }
 
 void CudnnSdpa::run(const SdpaBuffers& buffers, cudaStream_t stream) const {
-  const cudnnHandle_t h = static_cast<cudnnHandle_t>(handle_.get());
-  const Descriptor pack = state_->variant_pack(buffers);
-  cudnn_backend::check(cudnnSetStream(h, stream), "cudnnSetStream (" + state_->what + ")");
-  cudnn_backend::check(cudnnBackendExecute(h, state_->plan.get(), pack.get()),
-                       "cudnnBackendExecute (" + state_->what + ")");
+  cudnn_backend::execute(static_cast<cudnnHandle_t>(handle_.get()), state_->plan,
+                         state_->variant_pack(buffers), stream, state_->what);
 }
 
 void CudnnSdpa::populate(const SdpaBuffers& buffers, cudaGraph_t graph) const {
   state_->native_graph_call(static_cast<cudnnHandle_t>(handle_.get()),
-                            &cudnnBackendPopulateCudaGraph, "cudnnBackendPopulateCudaGraph",
-                            buffers, graph);
+                            cudnn_backend::NativeGraphCall::kPopulate, buffers, graph);
 }
 
 void CudnnSdpa::update(const SdpaBuffers& buffers, cudaGraph_t graph) const {
-  state_->native_graph_call(static_cast<cudnnHandle_t>(handle_.get()), &cudnnBackendUpdateCudaGraph,
-                            "cudnnBackendUpdateCudaGraph", buffers, graph);
+  state_->native_graph_call(static_cast<cudnnHandle_t>(handle_.get()),
+                            cudnn_backend::NativeGraphCall::kUpdate, buffers, graph);
 }
 
 }  // namespace gf::cuda
