@@ -30,23 +30,12 @@
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/cudnn_matmul.h"
 #include "runtime/cuda/cudnn_sdpa.h"
+#include "runtime_api.h"
 
 namespace gf {
 namespace {
 
-void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess)
-    throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
-}
-#define CK(call) check((call), #call)
-
-struct DeviceAlloc {
-  void* p = nullptr;
-  explicit DeviceAlloc(size_t bytes) { CK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
-  ~DeviceAlloc() { cudaFree(p); }
-  DeviceAlloc(const DeviceAlloc&) = delete;
-  DeviceAlloc& operator=(const DeviceAlloc&) = delete;
-};
+using bench::DeviceAlloc;
 
 constexpr int kCallsPerGraph = 20;
 constexpr int64_t kCheckedRows = 16;
@@ -116,12 +105,14 @@ struct Problem {
     CK(cudaMemcpy(dbias.p, bias.data(), bias.size() * 2, cudaMemcpyHostToDevice));
   }
 
-  // The largest |y - reference| over the first kCheckedRows rows of the last call's output.
+  // The largest |y - reference| over the first kCheckedRows rows (or all m) of the last call's
+  // output.
   double max_error(Epilogue e) const {
-    std::vector<uint16_t> y(static_cast<size_t>(kCheckedRows * n));
+    const int64_t rows = std::min(m, kCheckedRows);
+    std::vector<uint16_t> y(static_cast<size_t>(rows * n));
     CK(cudaMemcpy(y.data(), dy.p, y.size() * 2, cudaMemcpyDeviceToHost));
     double worst = 0;
-    for (int64_t r = 0; r < kCheckedRows; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t i = 0; i < k; ++i)
@@ -200,16 +191,6 @@ void run_cudnn(Problem& p, Epilogue e, const cuda::CudnnHandle& handle, cudaStre
   }
 }
 
-std::vector<int64_t> parse_rows(const std::string& s) {
-  std::vector<int64_t> rows;
-  for (size_t at = 0; at <= s.size();) {
-    const size_t comma = std::min(s.find(',', at), s.size());
-    rows.push_back(std::atoll(s.substr(at, comma - at).c_str()));
-    at = comma + 1;
-  }
-  return rows;
-}
-
 int bench_main(int argc, char** argv) {
   int reps = 50;
   std::vector<int64_t> ms = {128, 1024, 4096};
@@ -219,7 +200,7 @@ int bench_main(int argc, char** argv) {
     if (a == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
     } else if (a == "--rows" && i + 1 < argc) {
-      ms = parse_rows(argv[++i]);
+      ms = bench::parse_row_counts(argv[++i], "--rows", 1, int64_t{1} << 20);
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else {

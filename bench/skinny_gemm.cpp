@@ -30,6 +30,7 @@
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "event_timing.h"
+#include "runtime_api.h"
 #include "codegen/cuda/skinny_gemm.h"
 #include "graphfuse/device.h"
 #include "graphfuse/error.h"
@@ -39,18 +40,8 @@
 namespace gf {
 namespace {
 
-void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
-}
-#define CK(call) check((call), #call)
+using bench::DeviceAlloc;
 
-struct DeviceAlloc {
-  void* p = nullptr;
-  explicit DeviceAlloc(size_t bytes) { CK(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
-  ~DeviceAlloc() { cudaFree(p); }
-  DeviceAlloc(const DeviceAlloc&) = delete;
-  DeviceAlloc& operator=(const DeviceAlloc&) = delete;
-};
 
 // Median microseconds of one replay of `graph`.
 double time_graph_us(cudaGraph_t graph, cudaStream_t stream, int reps) {
@@ -220,21 +211,7 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
 
 // "1,2,8": each in 1..kSkinnyGemmMaxRows.
 std::vector<int64_t> parse_rows(const std::string& list) {
-  std::vector<int64_t> rows;
-  size_t at = 0;
-  while (at <= list.size()) {
-    const size_t comma = std::min(list.find(',', at), list.size());
-    const std::string item = list.substr(at, comma - at);
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 1 || v > codegen::kSkinnyGemmMaxRows) {
-      throw Error(ErrorCode::kInvalidArgument, "--rows '" + list + "': expected row counts in 1.." +
-                                                   std::to_string(codegen::kSkinnyGemmMaxRows) + ", comma separated");
-    }
-    rows.push_back(v);
-    at = comma + 1;
-  }
-  return rows;
+  return bench::parse_row_counts(list, "--rows", 1, codegen::kSkinnyGemmMaxRows);
 }
 
 bool parse_math(const std::string& text, codegen::SkinnyMath* math) {
