@@ -1,6 +1,9 @@
-// What GPU tests share: a fixture that skips without a CUDA device, and random f32 tensors.
+// What GPU tests share: a fixture that skips without a CUDA device, random f32 tensors, and a
+// relative-norm comparison.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -31,6 +34,20 @@ inline Tensor normal_f32(std::mt19937& rng, std::vector<int64_t> dims) {
   std::normal_distribution<float> d;
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
   return t;
+}
+
+// The relative error norm of `got` against `want`, ||got - want|| / ||want||, is at most `rel`;
+// every element must be written (not NaN).
+inline void expect_relative_norm_within(const Tensor& got, const Tensor& want, double rel) {
+  ASSERT_EQ(got.dims(), want.dims());
+  double err = 0, norm = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    const double g = got.element_as_double(i), w = want.element_as_double(i);
+    ASSERT_FALSE(std::isnan(g)) << "element " << i << " unwritten or NaN";
+    err += (g - w) * (g - w);
+    norm += w * w;
+  }
+  EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), rel);
 }
 
 }  // namespace gf::testing

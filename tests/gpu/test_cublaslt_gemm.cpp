@@ -67,15 +67,7 @@ Tensor device_gemm(const cuda::GemmSpec& spec, const Tensor& a, const Tensor& b,
 }
 
 void expect_close(const Tensor& got, const Tensor& want, double rel) {
-  ASSERT_EQ(got.dims(), want.dims());
-  double err = 0, norm = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double g = got.element_as_double(i), w = want.element_as_double(i);
-    ASSERT_FALSE(std::isnan(g)) << "element " << i << " unwritten or NaN";
-    err += (g - w) * (g - w);
-    norm += w * w;
-  }
-  EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), rel);
+  testing::expect_relative_norm_within(got, want, rel);
 }
 
 struct Case {
@@ -175,6 +167,17 @@ TEST_F(CublasLtGemmTest, RejectsIntegerDtypesClearly) {
   spec.m = spec.n = spec.k = 4;
   testing::expect_error([&] { cuda::CublasLtGemm(handle, spec, 1 << 20); }, ErrorCode::kUnsupported,
                         {"i32"});
+}
+
+// The exact GELU epilogues are cuDNN's fused matmul's only (gemm_plan.h plans them for it).
+TEST_F(CublasLtGemmTest, RefusesTheExactGeluEpilogueByName) {
+  cuda::CublasLtHandle handle;
+  cuda::GemmSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = spec.n = spec.k = 8;
+  spec.epilogue = cuda::GemmEpilogue::kBiasGeluErf;
+  testing::expect_error([&] { cuda::CublasLtGemm(handle, spec, 1 << 20); },
+                        ErrorCode::kUnsupported, {"erf", "bias+gelu"});
 }
 
 enum class Activation { kRelu, kGeluTanh, kGeluErf };

@@ -109,15 +109,7 @@ struct Buffers {
 
 // The relative error norm, every element written.
 void expect_close(const Tensor& got, const Tensor& want, DType dtype) {
-  ASSERT_EQ(got.dims(), want.dims());
-  double err = 0, norm = 0;
-  for (int64_t i = 0; i < want.numel(); ++i) {
-    const double g = got.element_as_double(i), w = want.element_as_double(i);
-    ASSERT_FALSE(std::isnan(g)) << "element " << i << " unwritten or NaN";
-    err += (g - w) * (g - w);
-    norm += w * w;
-  }
-  EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), dtype == DType::kF16 ? 2e-3 : 1e-2);
+  testing::expect_relative_norm_within(got, want, dtype == DType::kF16 ? 2e-3 : 1e-2);
 }
 
 cuda::CudnnMatmulSpec spec_of(DType dtype, int64_t m, int64_t n, int64_t k, bool b_transposed,

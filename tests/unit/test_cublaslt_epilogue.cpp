@@ -132,8 +132,8 @@ TEST(CublasLtEpilogue, AnErfGeluStopsTheMatchAfterTheBias) {
   EXPECT_EQ(m.plan.c, sum);  // the erf Gelu reads it from the generated kernel
 }
 
-// For cuDNN's fused matmul (exact_gelu) the erf Gelu is taken too; its cuDNN form says so, and
-// cuBLASLt's epilogue refuses it by name.
+// For cuDNN's fused matmul (exact_gelu) the erf Gelu is taken too, and its cuDNN form says so
+// (cuBLASLt's refusal of that epilogue is tested on the device: test_cublaslt_gemm.cpp).
 TEST(CublasLtEpilogue, AnErfGeluIsTakenForCudnnsFusedMatmul) {
   GraphBuilder b;
   const ValueId bias = b.constant("bias", Tensor(DType::kF16, {16}));

@@ -70,6 +70,16 @@ TEST(Session, SkinnyGemmChoicesHaveNamesAndAutoIsTheDefault) {
   for (const char* bad : {"on", "Auto", "", "always "}) EXPECT_FALSE(skinny_gemm_from_name(bad).has_value()) << bad;
 }
 
+TEST(Session, GemmLibrariesHaveNamesAndCublasLtIsTheDefault) {
+  EXPECT_EQ(SessionOptions{}.gemm_library, GemmLibrary::kCublasLt);
+  for (GemmLibrary l : {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed})
+    EXPECT_EQ(gemm_library_from_name(gemm_library_name(l)), l);
+  EXPECT_EQ(gemm_library_name(GemmLibrary::kTimed), "timed");
+  EXPECT_EQ(gemm_library_from_name("cudnn"), GemmLibrary::kCudnn);
+  for (const char* bad : {"auto", "cuBLASLt", "cublas", "", "cudnn "})
+    EXPECT_FALSE(gemm_library_from_name(bad).has_value()) << bad;
+}
+
 TEST(Session, HostMemoryLimitRefusesBeforeAllocatingAndRecovers) {
   GraphBuilder b;
   ValueId x = b.input("x", DType::kF32, Shape{Dim(std::string("n"))});
