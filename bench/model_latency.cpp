@@ -194,9 +194,9 @@ json stats_json(const SessionStats& st) {
   j["graph_nodes"] = st.graph_nodes;
   j["programmatic_edges"] = st.programmatic_edges;
   const CompileSeconds& c = st.compile_seconds;
-  j["compile_seconds"] = {{"passes", c.passes}, {"steps", c.steps},   {"kernels", c.kernels},
-                          {"memory", c.memory}, {"weights", c.weights}, {"graph", c.graph},
-                          {"total", c.total}};
+  j["compile_seconds"] = {{"passes", c.passes},   {"steps", c.steps},   {"libraries", c.libraries},
+                          {"kernels", c.kernels}, {"memory", c.memory}, {"weights", c.weights},
+                          {"graph", c.graph},     {"total", c.total}};
   j["fused_kernels"] = st.fused_kernels;
   j["library_calls"] = st.library_calls;
   j["host_steps"] = st.reference_steps;

@@ -152,6 +152,7 @@ struct CompiledProgram;
 struct CompileSeconds {
   double passes = 0;   // shapes bound, constants folded, graph passes, precision conversion
   double steps = 0;    // CUDA: fusion plan, lowering, kernel sources, library plans
+  double libraries = 0;  // CUDA: of `steps`, library plans (cuBLASLt, cuDNN) and timed choices
   double kernels = 0;  // CUDA: kernels compiled (NVRTC) or read from the cache, and loaded
   double memory = 0;   // CUDA: memory plan, arena, weights uploaded, pointer tables, bindings
   double weights = 0;  // CUDA: of `memory`, the weights laid out and uploaded

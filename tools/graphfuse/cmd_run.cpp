@@ -30,11 +30,11 @@ struct RunOptions {
 
 std::string compile_seconds_json(const CompileSeconds& c) {
   char buf[256];
-  std::snprintf(
-      buf, sizeof buf,
-      "{\"passes\": %.6f, \"steps\": %.6f, \"kernels\": %.6f, \"memory\": %.6f, \"weights\": %.6f, "
-      "\"graph\": %.6f, \"total\": %.6f}",
-      c.passes, c.steps, c.kernels, c.memory, c.weights, c.graph, c.total);
+  std::snprintf(buf, sizeof buf,
+                "{\"passes\": %.6f, \"steps\": %.6f, \"libraries\": %.6f, \"kernels\": %.6f, "
+                "\"memory\": %.6f, \"weights\": %.6f, "
+                "\"graph\": %.6f, \"total\": %.6f}",
+                c.passes, c.steps, c.libraries, c.kernels, c.memory, c.weights, c.graph, c.total);
   return buf;
 }
 

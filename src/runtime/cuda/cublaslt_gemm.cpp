@@ -1,6 +1,7 @@
 #include "runtime/cuda/cublaslt_gemm.h"
 
 #include "graphfuse/error.h"
+#include "runtime/cuda/cublaslt_heuristic.h"
 
 namespace gf::cuda {
 
@@ -183,22 +184,8 @@ CublasLtGemm::CublasLtGemm(const CublasLtHandle& handle, const GemmSpec& spec,
                              : make_layout(type, k, m, k, spec.batch, m * k);
     c_layout_ = make_layout(type, n, m, n, spec.batch, m * n);
 
-    cublasLtMatmulPreference_t pref = nullptr;
-    check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
-    cublasLtMatmulHeuristicResult_t results[kMaxCandidates]{};
-    int found = 0;
-    const uint64_t ws = workspace_bytes_;
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-    if (st == CUBLAS_STATUS_SUCCESS) {
-      st = cublasLtMatmulAlgoGetHeuristic(handle_.get(), desc_, a_layout_, b_layout_, c_layout_,
-                                          c_layout_, pref, static_cast<int>(kMaxCandidates),
-                                          results, &found);
-    }
-    cublasLtMatmulPreferenceDestroy(pref);
-    check_cublas(st, "cublasLtMatmulAlgoGetHeuristic");
-    for (int i = 0; i < found; ++i)
-      if (results[i].state == CUBLAS_STATUS_SUCCESS) candidates_.push_back(results[i].algo);
+    candidates_ = heuristic_candidates(handle_, spec_, {desc_, a_layout_, b_layout_, c_layout_},
+                                       workspace_bytes_, kMaxCandidates);
     if (candidates_.empty()) {
       throw Error(ErrorCode::kUnsupported,
                   "cuBLASLt has no algorithm for GEMM " + spec.to_string());

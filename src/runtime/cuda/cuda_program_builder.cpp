@@ -15,6 +15,7 @@
 // anchor tries its libraries and kernels, any other node its own generated kernel, and what is
 // left runs on the host (counted, with the reason, in the stats).
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -55,6 +56,21 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
 }
 
 namespace {
+
+// Adds the time its scope took to `into` (the compile's split of library plans and choices).
+class ScopeClock {
+ public:
+  explicit ScopeClock(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~ScopeClock() {
+    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  ScopeClock(const ScopeClock&) = delete;
+  ScopeClock& operator=(const ScopeClock&) = delete;
+
+ private:
+  double& into_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 bool is_unsupported(const Error& e) {
   return e.code() == ErrorCode::kUnsupported;
@@ -359,8 +375,11 @@ class StepBuilder {
   // The attention step: our kernel `generated`, or cuDNN's on the same operands where
   // SessionOptions::attention picks it.
   void add_attention_step(NodeId id, const codegen::AttentionNode& a, CudaStep generated) {
-    std::optional<CudaStep> cudnn =
-        cudnn_attention_step(g_, id, a, generated, attention_, state_.libraries);
+    std::optional<CudaStep> cudnn;
+    {
+      const ScopeClock clock(stats_.compile_seconds.libraries);
+      cudnn = cudnn_attention_step(g_, id, a, generated, attention_, state_.libraries);
+    }
     if (cudnn) {
       state_.steps.push_back(std::move(*cudnn));
       ++stats_.library_calls;
@@ -451,6 +470,7 @@ class StepBuilder {
   // faster), else cuBLASLt; false, with the reason in `why`, when cuBLASLt has no algorithm
   // for it.
   bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
+    const ScopeClock clock(stats_.compile_seconds.libraries);
     if (gemm_library_ == GemmLibrary::kCudnn && add_cudnn_gemm_step(plan, nodes, nullptr))
       return true;
     CudaLibraries& lib = state_.libraries;
@@ -519,6 +539,7 @@ class StepBuilder {
   }
 
   bool try_conv(NodeId id, std::string& why) {
+    const ScopeClock clock(stats_.compile_seconds.libraries);
     CudaLibraries& lib = state_.libraries;
     const Node& n = g_.node(id);
     try {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cublaslt_heuristic.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/device_buffer.h"
@@ -22,11 +23,8 @@ constexpr double kRequiredGain = 0.97;
 
 // Everything the heuristic's candidates and their times depend on.
 std::string key_of(const GemmSpec& s, size_t candidates) {
-  const CudaContext& ctx = CudaContext::get();
   return s.to_string() + (s.shared_b ? " shared B" : "") + (s.allow_tf32 ? " tf32" : "") +
-         " candidates " + std::to_string(candidates) + " on " + ctx.name() + " cc" +
-         std::to_string(ctx.compute_capability()) + " sms " + std::to_string(ctx.sm_count()) +
-         " cublasLt " + std::to_string(cublasLtGetVersion());
+         " candidates " + std::to_string(candidates) + cublaslt_device_key();
 }
 
 struct Choices {
