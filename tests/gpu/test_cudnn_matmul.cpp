@@ -184,6 +184,56 @@ TEST_F(CudnnMatmulTest, PopulatesAChildGraphAndUpdatesItInPlace) {
   cudaGraphDestroy(child);
 }
 
+// Calls of one spec on one handle (the same product in every layer of a model) share their
+// plans: one build, and each call still reads and writes its own buffers, eagerly and as child
+// graphs of one parent graph.
+TEST_F(CudnnMatmulTest, CallsOfOneSpecShareTheirPlans) {
+  const cuda::CudnnHandle h;  // a handle of this test alone: its plan count starts at 0
+  const cuda::CudnnMatmulSpec s =
+      spec_of(DType::kF16, 96, 512, 256, true, true, MatmulActivation::kGeluErf);
+  cuda::CudnnMatmul first(h, s, "layer 1"), second(h, s, "layer 2");
+  EXPECT_EQ(h.shared_plans(), 1u);
+  const cuda::CudnnMatmul other(
+      h, spec_of(DType::kF16, 96, 512, 256, true, true, MatmulActivation::kGeluTanh), "other");
+  EXPECT_EQ(h.shared_plans(), 2u);
+  ASSERT_EQ(first.candidates(), second.candidates());
+  std::mt19937 rng(9);
+  const Operands o1(rng, s), o2(rng, s);
+  const Buffers b1(o1, first.workspace_bytes()), b2(o2, second.workspace_bytes());
+  first.run(b1.view(), nullptr);
+  second.run(b2.view(), nullptr);
+  expect_close(b1.result(o1), o1.want, s.dtype);
+  expect_close(b2.result(o2), o2.want, s.dtype);
+
+  for (size_t i = 0; i < first.candidates(); ++i) {
+    first.choose(i);
+    second.choose(i);
+    if (!first.native_graph()) continue;
+    SCOPED_TRACE("candidate " + std::to_string(i) + ": " + first.engine());
+    for (const Buffers* b : {&b1, &b2})
+      ASSERT_EQ(cudaMemset(b->c.p, 0xff, static_cast<size_t>(o1.want.numel()) * 2), cudaSuccess);
+    cudaGraph_t c1 = nullptr, c2 = nullptr, parent = nullptr;
+    ASSERT_EQ(cudaGraphCreate(&c1, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphCreate(&c2, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphCreate(&parent, 0), cudaSuccess);
+    first.populate(b1.view(), c1);
+    second.populate(b2.view(), c2);
+    cudaGraphNode_t n1 = nullptr, n2 = nullptr;
+    ASSERT_EQ(cudaGraphAddChildGraphNode(&n1, parent, nullptr, 0, c1), cudaSuccess);
+    ASSERT_EQ(cudaGraphAddChildGraphNode(&n2, parent, &n1, 1, c2), cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, parent, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, nullptr), cudaSuccess);
+    expect_close(b1.result(o1), o1.want, s.dtype);
+    expect_close(b2.result(o2), o2.want, s.dtype);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(parent);
+    cudaGraphDestroy(c2);
+    cudaGraphDestroy(c1);
+    break;  // one native candidate is enough
+  }
+}
+
 // act(x W + bias) in a Session: x an input [m, k], W a constant [k, n], bias a constant [n].
 Graph mlp_layer(DType t, int64_t m, int64_t k, int64_t n, MatmulActivation act) {
   std::mt19937 rng(static_cast<uint32_t>(k * 31 + n));

@@ -210,6 +210,55 @@ TEST_F(CudnnSdpaTest, PopulatesAChildGraphAndUpdatesItInPlace) {
   GF_CU(cu.cuGraphDestroy(child));
 }
 
+// Calls of one shape on one handle (the attention of every layer of a model) share one plan
+// and keep their own buffers, run eagerly and as two child graphs of one parent graph.
+TEST_F(CudnnSdpaTest, CallsOfOneShapeShareAPlan) {
+  const cuda::CudnnHandle h;  // a handle of this test alone: its plan count starts at 0
+  const SdpaCase sc{"shared_plan", 2, 8, 2, 100, 130, 64, true, DType::kF16};
+  const cuda::CudnnSdpa first(h, dims_of(sc), "layer 1"), second(h, dims_of(sc), "layer 2");
+  EXPECT_EQ(h.shared_plans(), 1u);
+  SdpaCase noncausal = sc;
+  noncausal.causal = false;
+  const cuda::CudnnSdpa other(h, dims_of(noncausal), "other");
+  EXPECT_EQ(h.shared_plans(), 2u);
+  EXPECT_EQ(first.engine(), second.engine());
+
+  const AnchorCase a = reference_case(sc);
+  AnchorCase b = reference_case(sc);
+  b.inputs = testing::qkv4(2, 8, 2, 100, 130, 64, 64, DType::kF16, 41);  // other values
+  Buffers ba = upload(a, first.workspace_bytes()), bb = upload(b, second.workspace_bytes());
+  first.run(ba.view(), nullptr);
+  second.run(bb.view(), nullptr);
+  ba.read_back();
+  bb.read_back();
+  expect_reference(a, ba.result);
+  expect_reference(b, bb.result);
+  if (!first.native_graph()) return;
+
+  const CudaDriverApi& cu = cuda_driver();
+  for (const Buffers* x : {&ba, &bb}) GF_CU(cu.cuMemsetD8(x->out->ptr(), 0xff, x->result.nbytes()));
+  CUgraph c1 = nullptr, c2 = nullptr, parent = nullptr;
+  GF_CU(cu.cuGraphCreate(&c1, 0));
+  GF_CU(cu.cuGraphCreate(&c2, 0));
+  GF_CU(cu.cuGraphCreate(&parent, 0));
+  first.populate(ba.view(), c1);
+  second.populate(bb.view(), c2);
+  CUgraphNode n1 = nullptr, n2 = nullptr;
+  GF_CU(cu.cuGraphAddChildGraphNode(&n1, parent, nullptr, 0, c1));
+  GF_CU(cu.cuGraphAddChildGraphNode(&n2, parent, &n1, 1, c2));
+  CUgraphExec exec = nullptr;
+  GF_CU(cu.cuGraphInstantiateWithFlags(&exec, parent, 0));
+  GF_CU(cu.cuGraphLaunch(exec, nullptr));
+  ba.read_back();
+  bb.read_back();
+  expect_reference(a, ba.result);
+  expect_reference(b, bb.result);
+  GF_CU(cu.cuGraphExecDestroy(exec));
+  GF_CU(cu.cuGraphDestroy(parent));
+  GF_CU(cu.cuGraphDestroy(c2));
+  GF_CU(cu.cuGraphDestroy(c1));
+}
+
 // A session's Attention node through each path (SessionOptions::attention): the same answer,
 // and the step count says which path ran. kAuto times both on this shape (large enough) and
 // keeps the faster, which the test prints.

@@ -54,6 +54,7 @@ CudnnHandle::CudnnHandle() {
 }
 
 CudnnHandle::~CudnnHandle() {
+  plans_.clear();  // plans refer to the handle
   if (handle_) cudnnDestroy(static_cast<cudnnHandle_t>(handle_));
 }
 

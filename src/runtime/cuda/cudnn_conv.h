@@ -8,7 +8,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "graphfuse/graph.h"
 
@@ -26,8 +30,27 @@ class CudnnHandle {
   CudnnHandle& operator=(const CudnnHandle&) = delete;
   void* get() const { return handle_; }  // a cudnnHandle_t
 
+  // The plan built on this handle for `key` (everything the plan depends on: the operation
+  // graph, the engines tried), built by `build` the first time only, so that identical calls,
+  // the layers of a model, share one. Kept until the handle goes; a build that throws keeps
+  // nothing.
+  template <class Plan>
+  std::shared_ptr<const Plan> shared_plan(
+      const std::string& key, const std::function<std::shared_ptr<const Plan>()>& build) const {
+    std::lock_guard lock(plans_mutex_);
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, build()).first;
+    return std::static_pointer_cast<const Plan>(it->second);
+  }
+  size_t shared_plans() const {
+    std::lock_guard lock(plans_mutex_);
+    return plans_.size();
+  }
+
  private:
   void* handle_ = nullptr;
+  mutable std::mutex plans_mutex_;
+  mutable std::map<std::string, std::shared_ptr<const void>> plans_;
 };
 
 class CudnnConv {

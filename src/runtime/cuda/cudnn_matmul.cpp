@@ -72,10 +72,11 @@ void check_spec(const CudnnMatmulSpec& s, const std::string& what) {
 struct CudnnMatmul::State {
   CudnnMatmulSpec spec;
   std::string what;
-  std::vector<cudnn_backend::BuiltPlan> plans;
+  // Shared by every call of this spec on the handle (CudnnHandle::shared_plan).
+  std::shared_ptr<const std::vector<cudnn_backend::BuiltPlan>> plans;
   size_t chosen = 0;
 
-  const cudnn_backend::BuiltPlan& plan() const { return plans[chosen]; }
+  const cudnn_backend::BuiltPlan& plan() const { return (*plans)[chosen]; }
 
   Descriptor variant_pack(const CudnnMatmulBuffers& b) const {
     if (!b.a || !b.b || !b.c || (spec.bias && !b.bias) || (plan().workspace > 0 && !b.workspace)) {
@@ -95,6 +96,50 @@ struct CudnnMatmul::State {
   }
 };
 
+namespace {
+
+// The plans that build for `spec`'s operation graph, at most `wanted`, in the heuristics' order.
+std::shared_ptr<const std::vector<cudnn_backend::BuiltPlan>> build_plans(
+    const CudnnHandle& handle, const CudnnMatmulSpec& spec, size_t wanted) {
+  const cudnnHandle_t h = static_cast<cudnnHandle_t>(handle.get());
+  const cudnnDataType_t io = spec.dtype == DType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+  const int64_t m = spec.m, n = spec.n, k = spec.k;
+  cudnn_backend::OpGraphBuilder gb(kFirstVirtual);
+  const Descriptor& a = gb.tensor(kA, {1, m, k}, {m * k, k, 1}, io, false);
+  const Descriptor& b = gb.tensor(
+      kB, {1, k, n},
+      spec.b_transposed ? std::vector<int64_t>{n * k, 1, k} : std::vector<int64_t>{n * k, n, 1}, io,
+      false);
+  const Descriptor& c = gb.tensor(kC, {1, m, n}, {m * n, n, 1}, io, false);
+  const bool act = spec.activation != MatmulActivation::kNone;
+  const std::vector<int64_t> out = {1, m, n};
+  // Each stage writes C when it is the last, else a virtual f32 tensor.
+  const Descriptor& product = spec.bias || act ? gb.virtual_like(out) : c;
+  gb.matmul(a, b, product);
+  const Descriptor* last = &product;
+  if (spec.bias) {
+    const Descriptor& bias = gb.tensor(kBias, {1, 1, n}, {n, n, 1}, io, false);
+    const Descriptor& sum = act ? gb.virtual_like(out) : c;
+    gb.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, *last, &bias, sum);
+    last = &sum;
+  }
+  if (act) {
+    const cudnnPointwiseMode_t mode =
+        spec.activation == MatmulActivation::kRelu       ? CUDNN_POINTWISE_RELU_FWD
+        : spec.activation == MatmulActivation::kGeluTanh ? CUDNN_POINTWISE_GELU_APPROX_TANH_FWD
+                                                         : CUDNN_POINTWISE_GELU_FWD;
+    gb.pointwise(mode, CUDNN_DATA_FLOAT, *last, nullptr, c);
+  }
+  const Descriptor graph = gb.finish(h);
+  std::string last_error;
+  auto plans = std::make_shared<std::vector<cudnn_backend::BuiltPlan>>(
+      cudnn_backend::buildable_plans(h, graph, kMaxWorkspaceBytes, wanted, nullptr, last_error));
+  if (plans->empty()) throw Error(ErrorCode::kUnsupported, "no cuDNN engine (" + last_error + ")");
+  return std::shared_ptr<const std::vector<cudnn_backend::BuiltPlan>>(std::move(plans));
+}
+
+}  // namespace
+
 CudnnMatmul::CudnnMatmul(const CudnnHandle& handle, const CudnnMatmulSpec& spec, std::string what,
                          size_t max_candidates)
     : handle_(handle), state_(std::make_unique<State>()) {
@@ -102,42 +147,11 @@ CudnnMatmul::CudnnMatmul(const CudnnHandle& handle, const CudnnMatmulSpec& spec,
   s.spec = spec;
   s.what = std::move(what) + " [matmul " + spec.to_string() + "]";
   check_spec(spec, s.what);
-  const cudnnHandle_t h = static_cast<cudnnHandle_t>(handle.get());
-  const cudnnDataType_t io = spec.dtype == DType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
-  const int64_t m = spec.m, n = spec.n, k = spec.k;
+  const size_t wanted = std::max<size_t>(max_candidates, 1);
   try {
-    cudnn_backend::OpGraphBuilder gb(kFirstVirtual);
-    const Descriptor& a = gb.tensor(kA, {1, m, k}, {m * k, k, 1}, io, false);
-    const Descriptor& b = gb.tensor(
-        kB, {1, k, n},
-        spec.b_transposed ? std::vector<int64_t>{n * k, 1, k} : std::vector<int64_t>{n * k, n, 1},
-        io, false);
-    const Descriptor& c = gb.tensor(kC, {1, m, n}, {m * n, n, 1}, io, false);
-    const bool act = spec.activation != MatmulActivation::kNone;
-    const std::vector<int64_t> out = {1, m, n};
-    // Each stage writes C when it is the last, else a virtual f32 tensor.
-    const Descriptor& product = spec.bias || act ? gb.virtual_like(out) : c;
-    gb.matmul(a, b, product);
-    const Descriptor* last = &product;
-    if (spec.bias) {
-      const Descriptor& bias = gb.tensor(kBias, {1, 1, n}, {n, n, 1}, io, false);
-      const Descriptor& sum = act ? gb.virtual_like(out) : c;
-      gb.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, *last, &bias, sum);
-      last = &sum;
-    }
-    if (act) {
-      const cudnnPointwiseMode_t mode =
-          spec.activation == MatmulActivation::kRelu       ? CUDNN_POINTWISE_RELU_FWD
-          : spec.activation == MatmulActivation::kGeluTanh ? CUDNN_POINTWISE_GELU_APPROX_TANH_FWD
-                                                           : CUDNN_POINTWISE_GELU_FWD;
-      gb.pointwise(mode, CUDNN_DATA_FLOAT, *last, nullptr, c);
-    }
-    const Descriptor graph = gb.finish(h);
-    std::string last_error;
-    s.plans = cudnn_backend::buildable_plans(
-        h, graph, kMaxWorkspaceBytes, std::max<size_t>(max_candidates, 1), nullptr, last_error);
-    if (s.plans.empty())
-      throw Error(ErrorCode::kUnsupported, "no cuDNN engine (" + last_error + ")");
+    s.plans = handle.shared_plan<std::vector<cudnn_backend::BuiltPlan>>(
+        "matmul " + spec.to_string() + " plans " + std::to_string(wanted),
+        [&] { return build_plans(handle, spec, wanted); });
   } catch (const Error& e) {
     throw Error(e.code(), s.what + ": " + e.what());
   }
@@ -149,16 +163,16 @@ const CudnnMatmulSpec& CudnnMatmul::spec() const {
   return state_->spec;
 }
 size_t CudnnMatmul::candidates() const {
-  return state_->plans.size();
+  return state_->plans->size();
 }
 size_t CudnnMatmul::chosen() const {
   return state_->chosen;
 }
 void CudnnMatmul::choose(size_t candidate) {
-  if (candidate >= state_->plans.size()) {
+  if (candidate >= state_->plans->size()) {
     throw Error(ErrorCode::kInvalidArgument, state_->what + ": no candidate " +
                                                  std::to_string(candidate) + " (there are " +
-                                                 std::to_string(state_->plans.size()) + ")");
+                                                 std::to_string(state_->plans->size()) + ")");
   }
   state_->chosen = candidate;
 }

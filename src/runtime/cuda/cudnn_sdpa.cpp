@@ -70,34 +70,19 @@ size_t cudnn_runtime_version() {
 struct CudnnSdpa::State {
   SdpaDims dims;
   std::string what;  // "node 'x' (Attention): B=.. Hq=.." for errors
-  Descriptor plan;
-  cudnn_backend::EngineInfo engine;
-  int64_t workspace = 0;
+  // Shared by every call of these dims on the handle (CudnnHandle::shared_plan).
+  std::shared_ptr<const cudnn_backend::BuiltPlan> plan;
   float scale = 0;
   float neg_inf = -std::numeric_limits<float>::infinity();
 
-  // A plan for the graph: among those that build, in the heuristics' order, the first with
-  // the native CUDA graph note, else the first.
-  void choose_plan(cudnnHandle_t handle, const Descriptor& graph) {
-    std::string last_error;
-    std::vector<cudnn_backend::BuiltPlan> plans = cudnn_backend::buildable_plans(
-        handle, graph, kMaxWorkspaceBytes, kMaxPlansTried,
-        [](const cudnn_backend::BuiltPlan& p) { return p.engine.native_graph; }, last_error);
-    if (plans.empty())
-      throw Error(ErrorCode::kUnsupported, what + ": no cuDNN engine (" + last_error + ")");
-    cudnn_backend::BuiltPlan& chosen =
-        plans.back().engine.native_graph ? plans.back() : plans.front();
-    plan = std::move(chosen.plan), engine = chosen.engine, workspace = chosen.workspace;
-  }
-
   void native_graph_call(cudnnHandle_t handle, cudnn_backend::NativeGraphCall call,
                          const SdpaBuffers& buffers, cudaGraph_t graph) const {
-    cudnn_backend::native_graph_call(handle, call, plan, engine, variant_pack(buffers), graph,
-                                     what);
+    cudnn_backend::native_graph_call(handle, call, plan->plan, plan->engine, variant_pack(buffers),
+                                     graph, what);
   }
 
   Descriptor variant_pack(const SdpaBuffers& b) const {
-    if (!b.q || !b.k || !b.v || !b.o || (workspace > 0 && !b.workspace)) {
+    if (!b.q || !b.k || !b.v || !b.o || (plan->workspace > 0 && !b.workspace)) {
       throw Error(ErrorCode::kInvalidArgument,
                   what + ": a null buffer (Q, K, V, O or the workspace)");
     }
@@ -141,6 +126,78 @@ void check_dims(const SdpaDims& d, const std::string& what) {
   }
 }
 
+// The attention graph of `dims` and its plan: among those that build, in the heuristics' order,
+// the first with the native CUDA graph note, else the first.
+std::shared_ptr<const cudnn_backend::BuiltPlan> build_plan(cudnnHandle_t h, const SdpaDims& dims) {
+  const cudnnDataType_t io = dims.dtype == DType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+  cudnn_backend::OpGraphBuilder gb(kFirstVirtual);
+  const int64_t b = dims.batch, hq = dims.q_heads, hk = dims.kv_heads, sq = dims.q_len,
+                skv = dims.kv_len, d = dims.head_dim;
+  const auto& ks = dims.k_strides;
+  const Descriptor& q = gb.tensor(kQ, {b, hq, sq, d}, as_vector(dims.q_strides), io, false);
+  // K^T: K's memory read as [B, Hkv, D, Skv].
+  const Descriptor& kt = gb.tensor(kK, {b, hk, d, skv}, {ks[0], ks[1], ks[3], ks[2]}, io, false);
+  const Descriptor& v = gb.tensor(kV, {b, hk, skv, d}, as_vector(dims.v_strides), io, false);
+  const Descriptor& o = gb.tensor(kO, {b, hq, sq, d}, as_vector(dims.o_strides), io, false);
+  const Descriptor& scale =
+      gb.tensor(kScale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
+  const std::vector<int64_t> scores = {b, hq, sq, skv}, rows = {b, hq, sq, 1};
+
+  const Descriptor& s0 = gb.virtual_like(scores);
+  gb.matmul(q, kt, s0);
+  const Descriptor& s1 = gb.virtual_like(scores);
+  gb.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s0, &scale, s1);
+  const Descriptor* masked = &s1;
+  if (dims.causal) {
+    const Descriptor& neg_inf =
+        gb.tensor(kNegInf, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
+    const Descriptor& row = gb.virtual_like(scores, CUDNN_DATA_INT32);
+    gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s1, nullptr, row, nullptr, 2);
+    const Descriptor& col = gb.virtual_like(scores, CUDNN_DATA_INT32);
+    gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s1, nullptr, col, nullptr, 3);
+    const Descriptor& keep = gb.virtual_like(scores, CUDNN_DATA_BOOLEAN);
+    gb.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, &col, keep);
+    const Descriptor& s2 = gb.virtual_like(scores);
+    gb.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s1, &neg_inf, s2, &keep);
+    masked = &s2;
+  }
+  const Descriptor& max = gb.virtual_like(rows);
+  gb.reduction(CUDNN_REDUCE_TENSOR_MAX, *masked, max);
+  const Descriptor& centred = gb.virtual_like(scores);
+  gb.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, *masked, &max, centred);
+  const Descriptor& e = gb.virtual_like(scores);
+  gb.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, centred, nullptr, e);
+  const Descriptor& sum = gb.virtual_like(rows);
+  gb.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+  // The softmax statistics max + log(sum), unused here: cuDNN's attention pattern includes
+  // them and does not recognise a softmax without.
+  const Descriptor& log_sum = gb.virtual_like(rows);
+  gb.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, sum, nullptr, log_sum);
+  const Descriptor& stats = gb.virtual_like(rows);
+  gb.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, max, &log_sum, stats);
+  // P in the I/O type: the engines take the second product's A operand as such.
+  const Descriptor& p = gb.virtual_like(scores, io);
+  gb.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, &sum, p);
+  gb.matmul(p, v, o);
+
+  const Descriptor graph = gb.finish(h);
+  std::string last_error;
+  std::vector<cudnn_backend::BuiltPlan> plans = cudnn_backend::buildable_plans(
+      h, graph, kMaxWorkspaceBytes, kMaxPlansTried,
+      [](const cudnn_backend::BuiltPlan& built) { return built.engine.native_graph; }, last_error);
+  if (plans.empty()) throw Error(ErrorCode::kUnsupported, "no cuDNN engine (" + last_error + ")");
+  return std::make_shared<const cudnn_backend::BuiltPlan>(
+      std::move(plans.back().engine.native_graph ? plans.back() : plans.front()));
+}
+
+// Everything the plan depends on: the dims and every stride (the scale is bound at run time).
+std::string plan_key(const SdpaDims& d) {
+  std::string key = "sdpa " + d.to_string() + " strides";
+  for (const auto* s : {&d.q_strides, &d.k_strides, &d.v_strides, &d.o_strides})
+    for (int64_t v : *s) key += " " + std::to_string(v);
+  return key;
+}
+
 }  // namespace
 
 CudnnSdpa::CudnnSdpa(const CudnnHandle& handle, const SdpaDims& dims, std::string what)
@@ -150,61 +207,9 @@ CudnnSdpa::CudnnSdpa(const CudnnHandle& handle, const SdpaDims& dims, std::strin
   s.what = std::move(what) + " [" + dims.to_string() + "]";
   check_dims(dims, s.what);
   s.scale = dims.scale;
-  const cudnnHandle_t h = static_cast<cudnnHandle_t>(handle.get());
-  const cudnnDataType_t io = dims.dtype == DType::kBF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
   try {
-    cudnn_backend::OpGraphBuilder gb(kFirstVirtual);
-    const int64_t b = dims.batch, hq = dims.q_heads, hk = dims.kv_heads, sq = dims.q_len,
-                  skv = dims.kv_len, d = dims.head_dim;
-    const auto& ks = dims.k_strides;
-    const Descriptor& q = gb.tensor(kQ, {b, hq, sq, d}, as_vector(dims.q_strides), io, false);
-    // K^T: K's memory read as [B, Hkv, D, Skv].
-    const Descriptor& kt = gb.tensor(kK, {b, hk, d, skv}, {ks[0], ks[1], ks[3], ks[2]}, io, false);
-    const Descriptor& v = gb.tensor(kV, {b, hk, skv, d}, as_vector(dims.v_strides), io, false);
-    const Descriptor& o = gb.tensor(kO, {b, hq, sq, d}, as_vector(dims.o_strides), io, false);
-    const Descriptor& scale =
-        gb.tensor(kScale, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-    const std::vector<int64_t> scores = {b, hq, sq, skv}, rows = {b, hq, sq, 1};
-
-    const Descriptor& s0 = gb.virtual_like(scores);
-    gb.matmul(q, kt, s0);
-    const Descriptor& s1 = gb.virtual_like(scores);
-    gb.pointwise(CUDNN_POINTWISE_MUL, CUDNN_DATA_FLOAT, s0, &scale, s1);
-    const Descriptor* masked = &s1;
-    if (dims.causal) {
-      const Descriptor& neg_inf =
-          gb.tensor(kNegInf, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false, true);
-      const Descriptor& row = gb.virtual_like(scores, CUDNN_DATA_INT32);
-      gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s1, nullptr, row, nullptr, 2);
-      const Descriptor& col = gb.virtual_like(scores, CUDNN_DATA_INT32);
-      gb.pointwise(CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s1, nullptr, col, nullptr, 3);
-      const Descriptor& keep = gb.virtual_like(scores, CUDNN_DATA_BOOLEAN);
-      gb.pointwise(CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, &col, keep);
-      const Descriptor& s2 = gb.virtual_like(scores);
-      gb.pointwise(CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s1, &neg_inf, s2, &keep);
-      masked = &s2;
-    }
-    const Descriptor& max = gb.virtual_like(rows);
-    gb.reduction(CUDNN_REDUCE_TENSOR_MAX, *masked, max);
-    const Descriptor& centred = gb.virtual_like(scores);
-    gb.pointwise(CUDNN_POINTWISE_SUB, CUDNN_DATA_FLOAT, *masked, &max, centred);
-    const Descriptor& e = gb.virtual_like(scores);
-    gb.pointwise(CUDNN_POINTWISE_EXP, CUDNN_DATA_FLOAT, centred, nullptr, e);
-    const Descriptor& sum = gb.virtual_like(rows);
-    gb.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
-    // The softmax statistics max + log(sum), unused here: cuDNN's attention pattern includes
-    // them and does not recognise a softmax without.
-    const Descriptor& log_sum = gb.virtual_like(rows);
-    gb.pointwise(CUDNN_POINTWISE_LOG, CUDNN_DATA_FLOAT, sum, nullptr, log_sum);
-    const Descriptor& stats = gb.virtual_like(rows);
-    gb.pointwise(CUDNN_POINTWISE_ADD, CUDNN_DATA_FLOAT, max, &log_sum, stats);
-    // P in the I/O type: the engines take the second product's A operand as such.
-    const Descriptor& p = gb.virtual_like(scores, io);
-    gb.pointwise(CUDNN_POINTWISE_DIV, CUDNN_DATA_FLOAT, e, &sum, p);
-    gb.matmul(p, v, o);
-
-    const Descriptor graph = gb.finish(h);
-    s.choose_plan(h, graph);
+    s.plan = handle.shared_plan<cudnn_backend::BuiltPlan>(
+        plan_key(dims), [&] { return build_plan(static_cast<cudnnHandle_t>(handle.get()), dims); });
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kUnsupported) {
       throw Error(ErrorCode::kUnsupported,
@@ -220,19 +225,19 @@ const SdpaDims& CudnnSdpa::dims() const {
   return state_->dims;
 }
 size_t CudnnSdpa::workspace_bytes() const {
-  return static_cast<size_t>(state_->workspace);
+  return static_cast<size_t>(state_->plan->workspace);
 }
 bool CudnnSdpa::native_graph() const {
-  return state_->engine.native_graph;
+  return state_->plan->engine.native_graph;
 }
 
 std::string CudnnSdpa::engine() const {
-  return "engine " + std::to_string(state_->engine.index) +
-         (state_->engine.native_graph ? " (native CUDA graph)" : "");
+  const cudnn_backend::EngineInfo& e = state_->plan->engine;
+  return "engine " + std::to_string(e.index) + (e.native_graph ? " (native CUDA graph)" : "");
 }
 
 void CudnnSdpa::run(const SdpaBuffers& buffers, cudaStream_t stream) const {
-  cudnn_backend::execute(static_cast<cudnnHandle_t>(handle_.get()), state_->plan,
+  cudnn_backend::execute(static_cast<cudnnHandle_t>(handle_.get()), state_->plan->plan,
                          state_->variant_pack(buffers), stream, state_->what);
 }
 
