@@ -5,13 +5,18 @@
 // weight also read by another op keeps its layout. Skips without a GPU.
 #ifdef GF_HAVE_CUDA
 
+#include <cstring>
 #include <random>
 
 #include "cuda_backend_util.h"
 #include "gpu_test_util.h"
+#include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/cuda_program.h"
+#include "runtime/cuda/device_memory.h"
 #include "runtime/cuda/session_device_memory.h"
 #include "runtime/cuda/weight_layout.h"
+#include "runtime/cuda/weight_upload.h"
 #include "runtime/session_programs.h"
 
 namespace gf {
@@ -122,6 +127,71 @@ TEST_F(CudaWeightLayout, AWeightAlsoReadByAnotherOpKeepsItsLayout) {
       const std::vector<Tensor> got = s.run(in), want = ref::run_graph(g, in);
       testing::expect_matches(got[0], want[0]);
       testing::expect_matches(got[1], want[1]);
+    }
+  }
+}
+
+// Weights uploaded in one go (weight_upload.h): as they are and transposed, f32, f16 and bf16,
+// shapes off any tile, a large upload (through pinned chunks, several weights larger than a
+// chunk) and a small one (the driver's own copies). Each device copy read back equals the host
+// bytes, or their transpose by index, bit for bit.
+TEST_F(CudaWeightLayout, UploadsCopyAndTransposeEveryWeightExactly) {
+  cuda::CudaContext::get().make_current();
+  struct Item {
+    DType dtype;
+    int64_t k, n;
+    bool transposed;
+  };
+  const std::vector<std::vector<Item>> uploads = {
+      {{DType::kF16, 768, 3072, true},
+       {DType::kF32, 1000, 3, true},
+       {DType::kBF16, 3072, 2305, true},
+       {DType::kF32, 4099, 1031, false},
+       {DType::kF16, 1, 1, true},
+       {DType::kBF16, 37, 4099, false},
+       {DType::kF32, 2048, 2049, true},
+       {DType::kF16, 5, 7, false}},
+      {{DType::kF32, 33, 65, true}, {DType::kF16, 100, 3, true}, {DType::kBF16, 9, 11, false}},
+  };
+  std::mt19937 rng(11);
+  for (size_t u = 0; u < uploads.size(); ++u) {
+    std::vector<Tensor> host;
+    size_t total = 0;
+    for (const Item& it : uploads[u]) {
+      Tensor t(it.dtype, {it.k, it.n});
+      auto* bytes = static_cast<unsigned char*>(t.raw());
+      for (size_t i = 0; i < t.nbytes(); ++i) bytes[i] = static_cast<unsigned char>(rng());
+      total += t.nbytes();
+      host.push_back(std::move(t));
+    }
+    std::vector<cuda::DeviceBuffer> device;
+    cuda::WeightUpload upload(total, nullptr);
+    for (size_t i = 0; i < host.size(); ++i) {
+      device.emplace_back(host[i].nbytes(), "test weight");
+      upload.copy(device.back().ptr(), host[i], uploads[u][i].transposed,
+                  "weight " + std::to_string(i));
+    }
+    upload.finish();
+    std::printf("upload %zu: %.1f MB, %s, %d of %zu weights transposed on the device\n", u,
+                static_cast<double>(total) / 1e6, upload.staged() ? "staged" : "pageable copies",
+                upload.device_transposes(), host.size());
+    EXPECT_EQ(upload.staged(), total >= (size_t{32} << 20));
+    for (size_t i = 0; i < host.size(); ++i) {
+      const Item& it = uploads[u][i];
+      SCOPED_TRACE("upload " + std::to_string(u) + " weight " + std::to_string(i));
+      std::vector<unsigned char> got(host[i].nbytes());
+      GF_CU(cuda_driver().cuMemcpyDtoH(got.data(), device[i].ptr(), got.size()));
+      const size_t es = dtype_size(it.dtype);
+      const auto* want = static_cast<const unsigned char*>(host[i].raw());
+      size_t mismatches = 0;
+      for (int64_t r = 0; r < it.k; ++r)
+        for (int64_t c = 0; c < it.n; ++c) {
+          // W [k, n] as it is, or W^T [n, k]: element (r, c) of W sits at c * k + r.
+          const size_t at = static_cast<size_t>(it.transposed ? c * it.k + r : r * it.n + c);
+          mismatches += std::memcmp(got.data() + at * es,
+                                    want + static_cast<size_t>(r * it.n + c) * es, es) != 0;
+        }
+      EXPECT_EQ(mismatches, 0u);
     }
   }
 }

@@ -25,7 +25,7 @@ namespace gf {
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)             \
   X(cuEventDestroy) X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)              \
   X(cuStreamSynchronize) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent)     \
-  X(cuStreamIsCapturing)                                                                      \
+  X(cuStreamIsCapturing) X(cuMemHostAlloc) X(cuMemFreeHost)                                 \
   X(cuLaunchKernelEx) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X) GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).

@@ -1,5 +1,7 @@
 #include "runtime/cuda/device_weights.h"
 
+#include <unordered_set>
+
 #include "graphfuse/error.h"
 #include "runtime/cuda/weight_layout.h"
 
@@ -7,13 +9,19 @@ namespace gf::cuda {
 
 DeviceWeights::DeviceWeights(const Graph& g, const std::vector<ValueId>& values,
                              SessionDeviceMemory& memory) {
+  std::vector<ValueId> distinct;
+  std::unordered_set<ValueId> seen;
+  std::vector<SessionDeviceMemory::WeightRequest> requests;
   for (ValueId v : values) {
     GF_ASSERT(g.value(v).is_constant(), "only constants are uploaded as weights");
-    if (held_.count(v)) continue;
-    std::shared_ptr<const DeviceBuffer> b =
-        memory.weight(g.value(v).constant, g.value(v).name, stores_transposed(g, v));
-    bytes_ += b->bytes();
-    held_.emplace(v, std::move(b));
+    if (!seen.insert(v).second) continue;
+    distinct.push_back(v);
+    requests.push_back({&g.value(v).constant, g.value(v).name, stores_transposed(g, v)});
+  }
+  std::vector<std::shared_ptr<const DeviceBuffer>> buffers = memory.weights(requests);
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    bytes_ += buffers[i]->bytes();
+    held_.emplace(distinct[i], std::move(buffers[i]));
   }
 }
 

@@ -4,35 +4,56 @@
 
 #include "graphfuse/error.h"
 #include "runtime/cuda/cuda_module.h"
-#include "runtime/cuda/weight_layout.h"
+#include "runtime/cuda/weight_upload.h"
 
 namespace gf::cuda {
 
-std::shared_ptr<const DeviceBuffer> SessionDeviceMemory::weight(const Tensor& t,
-                                                                const std::string& name,
-                                                                bool transposed) {
+std::vector<std::shared_ptr<const DeviceBuffer>> SessionDeviceMemory::weights(
+    const std::vector<WeightRequest>& requests) {
+  // Under one lock to the end of the upload: another program finds a weight only once its
+  // bytes are on the device.
   std::lock_guard lock(mutex_);
-  const Key key{t.raw(), t.nbytes(), t.dtype(), transposed};
-  if (auto it = weights_.find(key); it != weights_.end()) {
-    if (std::shared_ptr<const Held> held = it->second.lock())
-      return std::shared_ptr<const DeviceBuffer>(held, &held->device);
-    weights_.erase(it);
-  }
   // Entries of weights no program holds any more go as new ones come.
   std::erase_if(weights_, [](const auto& entry) { return entry.second.expired(); });
-  auto held = std::make_shared<Held>();
-  // An empty constant still gets an address of its own (kernels take every buffer's address).
-  const std::string what =
-      "weight '" + name + "' (" + t.type_string() + (transposed ? ", stored transposed)" : ")");
-  held->device = allocate(std::max<size_t>(t.nbytes(), 1), what);
-  held->host = t;
-  if (t.nbytes() > 0) {
-    const Tensor bytes = transposed ? transpose_matrix(t) : t;
-    check_cu(cuda_driver().cuMemcpyHtoD(held->device.ptr(), bytes.raw(), bytes.nbytes()),
-             "cuMemcpyHtoD (weight '" + name + "', " + std::to_string(t.nbytes()) + " bytes)");
+  std::vector<std::shared_ptr<const Held>> held(requests.size());
+  std::vector<size_t> missing;
+  size_t missing_bytes = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Tensor& t = *requests[i].tensor;
+    const Key key{t.raw(), t.nbytes(), t.dtype(), requests[i].transposed};
+    if (auto it = weights_.find(key); it != weights_.end()) held[i] = it->second.lock();
+    if (!held[i]) missing.push_back(i), missing_bytes += t.nbytes();
   }
-  weights_[key] = held;
-  return std::shared_ptr<const DeviceBuffer>(held, &held->device);
+  if (!missing.empty()) {
+    WeightUpload upload(missing_bytes, budget_);
+    std::map<Key, std::shared_ptr<Held>> made;
+    for (size_t i : missing) {
+      const WeightRequest& r = requests[i];
+      const Tensor& t = *r.tensor;
+      const Key key{t.raw(), t.nbytes(), t.dtype(), r.transposed};
+      if (const auto it = made.find(key); it != made.end()) {  // the same bytes asked twice
+        held[i] = it->second;
+        continue;
+      }
+      auto h = std::make_shared<Held>();
+      // An empty constant still gets an address of its own (kernels take every buffer's
+      // address).
+      const std::string what = "weight '" + r.name + "' (" + t.type_string() +
+                               (r.transposed ? ", stored transposed)" : ")");
+      h->device = allocate(std::max<size_t>(t.nbytes(), 1), what);
+      h->host = t;
+      upload.copy(h->device.ptr(), t, r.transposed, what);
+      held[i] = h;
+      made.emplace(key, std::move(h));
+    }
+    upload.finish();
+    for (auto& [key, h] : made) weights_[key] = h;
+  }
+  std::vector<std::shared_ptr<const DeviceBuffer>> out;
+  out.reserve(held.size());
+  for (const std::shared_ptr<const Held>& h : held)
+    out.push_back(std::shared_ptr<const DeviceBuffer>(h, &h->device));
+  return out;
 }
 
 std::shared_ptr<SessionArena> SessionDeviceMemory::arena() {

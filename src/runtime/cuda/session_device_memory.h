@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "graphfuse/tensor.h"
 #include "runtime/cuda/device_buffer.h"
@@ -37,14 +38,21 @@ class SessionDeviceMemory {
   std::shared_ptr<SessionArena> arena();
   uint64_t arena_backed_bytes() const;  // 0 before the arena is made
 
-  // The device copy of constant `t` (named `name` in errors), uploaded on first use
-  // (synchronously) and shared while any program holds it. Two constants are the same weight
-  // when they are the same host bytes: a specialised graph's constants share the session
-  // graph's storage (and precision conversion is memoised, convert_precision.h), while a
-  // constant folded anew for one set of shapes is that program's own. `transposed`: the copy
-  // holds t's 2-D transpose (weight_layout.h), a weight of its own. Needs a current context.
-  std::shared_ptr<const DeviceBuffer> weight(const Tensor& t, const std::string& name,
-                                             bool transposed = false);
+  // One constant a program reads on the device: `tensor` (named `name` in errors), as it is or
+  // as its 2-D transpose (weight_layout.h), which is a weight of its own.
+  struct WeightRequest {
+    const Tensor* tensor = nullptr;
+    std::string name;
+    bool transposed = false;
+  };
+  // The device copies of `requests`, in order: those not held yet uploaded in one go
+  // (weight_upload.h), all complete on return, and each shared while any program holds it.
+  // Two constants are the same weight when they are the same host bytes: a specialised graph's
+  // constants share the session graph's storage (and precision conversion is memoised,
+  // convert_precision.h), while a constant folded anew for one set of shapes is that program's
+  // own. Needs a current context.
+  std::vector<std::shared_ptr<const DeviceBuffer>> weights(
+      const std::vector<WeightRequest>& requests);
 
   // Bytes of the distinct weights held now.
   uint64_t weight_bytes() const;

@@ -1,0 +1,195 @@
+#include "runtime/cuda/weight_upload.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "graphfuse/error.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/weight_layout.h"
+
+namespace gf::cuda {
+
+namespace {
+
+// Three chunks: one filling, one copying, one spare so filling rarely waits.
+constexpr size_t kChunkBytes = size_t{8} << 20;
+constexpr int kChunks = 3;
+// Below this much in all, pinning the chunks costs more than it saves.
+constexpr size_t kMinStagedBytes = size_t{32} << 20;
+// Below this, one thread fills a chunk.
+constexpr size_t kMinThreadedBytes = size_t{1} << 20;
+constexpr unsigned kMaxFillThreads = 8;
+
+// memcpy on up to kMaxFillThreads threads: one thread reads host memory at a fraction of
+// what the memory system (and the copy engine behind it) can take.
+void fill(char* dst, const char* src, size_t bytes) {
+  const size_t threads =
+      bytes < kMinThreadedBytes
+          ? 1
+          : std::min<size_t>(kMaxFillThreads, std::max(1u, std::thread::hardware_concurrency()));
+  const size_t part = (bytes + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (size_t begin = part; begin < bytes; begin += part) {
+    const size_t n = std::min(part, bytes - begin);
+    helpers.emplace_back([=] { std::memcpy(dst + begin, src + begin, n); });
+  }
+  std::memcpy(dst, src, std::min(part, bytes));
+  for (std::thread& t : helpers) t.join();
+}
+
+cudaDataType_t lt_type(DType t) {
+  return t == DType::kF16 ? CUDA_R_16F : t == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+}  // namespace
+
+struct WeightUpload::State {
+  std::shared_ptr<DeviceMemoryBudget> budget;
+  CUstream stream = nullptr;
+  void* pinned = nullptr;  // kChunks * kChunkBytes, or null: pageable copies
+  CUevent chunk_free[kChunks] = {};
+  bool chunk_used[kChunks] = {};
+  int next_chunk = 0;
+  DeviceBuffer scratch;  // a transposed weight's bytes as the host has them
+  std::unique_ptr<CublasLtHandle> lt;
+  bool no_device_transpose = false;  // cuBLASLt or the budget refused once: the host does it
+  int device_transposes = 0;
+
+  ~State() {
+    const CudaDriverApi& cu = cuda_driver();
+    if (stream) cu.cuStreamSynchronize(stream);  // nothing may still read what goes below
+    for (CUevent e : chunk_free)
+      if (e) cu.cuEventDestroy(e);
+    if (pinned) cu.cuMemFreeHost(pinned);
+    if (stream) cu.cuStreamDestroy(stream);
+  }
+
+  // src's bytes to dst, in stream order.
+  void to_device(CUdeviceptr dst, const char* src, size_t bytes, const std::string& what) {
+    const CudaDriverApi& cu = cuda_driver();
+    if (!pinned) {
+      // A pageable source: the call returns once the driver has taken the bytes.
+      check_cu(cu.cuMemcpyHtoDAsync(dst, src, bytes, stream),
+               "cuMemcpyHtoDAsync (" + what + ", " + std::to_string(bytes) + " bytes)");
+      return;
+    }
+    for (size_t done = 0; done < bytes;) {
+      const size_t n = std::min(kChunkBytes, bytes - done);
+      const int c = next_chunk;
+      next_chunk = (next_chunk + 1) % kChunks;
+      if (chunk_used[c])
+        check_cu(cu.cuEventSynchronize(chunk_free[c]), "cuEventSynchronize (" + what + ")");
+      char* chunk = static_cast<char*>(pinned) + static_cast<size_t>(c) * kChunkBytes;
+      fill(chunk, src + done, n);
+      check_cu(cu.cuMemcpyHtoDAsync(dst + done, chunk, n, stream),
+               "cuMemcpyHtoDAsync (" + what + ", " + std::to_string(n) + " bytes)");
+      check_cu(cu.cuEventRecord(chunk_free[c], stream), "cuEventRecord (" + what + ")");
+      chunk_used[c] = true;
+      done += n;
+    }
+  }
+
+  // t's transpose written to dst on the device; false (nothing enqueued) where cuBLASLt or
+  // the budget refuses, and the host is to do it.
+  bool transpose_on_device(CUdeviceptr dst, const Tensor& t, const std::string& what) {
+    if (no_device_transpose) return false;
+    const int64_t k = t.dims()[0], n = t.dims()[1];
+    if (scratch.bytes() < t.nbytes()) {
+      // The last transform must have read the old scratch before it is freed.
+      check_cu(cuda_driver().cuStreamSynchronize(stream), "cuStreamSynchronize (" + what + ")");
+      scratch = DeviceBuffer();
+    }
+    try {
+      if (!lt) lt = std::make_unique<CublasLtHandle>();
+      if (scratch.bytes() < t.nbytes())
+        scratch = DeviceBuffer(t.nbytes(), "scratch to transpose " + what, budget);
+    } catch (const Error&) {  // no room for scratch, or no cuBLASLt
+
+      no_device_transpose = true;
+      return false;
+    }
+    // Row-major [k, n] is column-major n x k (ld n); its transpose, row-major [n, k], is
+    // column-major k x n (ld k): C = op(A) with op = T.
+    const cudaDataType_t type = lt_type(t.dtype());
+    cublasLtMatrixLayout_t a = nullptr, c = nullptr;
+    cublasLtMatrixTransformDesc_t desc = nullptr;
+    cublasStatus_t st =
+        cublasLtMatrixLayoutCreate(&a, type, static_cast<uint64_t>(n), static_cast<uint64_t>(k), n);
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatrixLayoutCreate(&c, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n),
+                                      k);
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatrixTransformDescCreate(&desc, CUDA_R_32F);
+    const cublasOperation_t op = CUBLAS_OP_T;
+    if (st == CUBLAS_STATUS_SUCCESS)
+      st = cublasLtMatrixTransformDescSetAttribute(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &op,
+                                                   sizeof(op));
+    bool enqueued = false;
+    if (st == CUBLAS_STATUS_SUCCESS) {
+      to_device(scratch.ptr(), static_cast<const char*>(t.raw()), t.nbytes(), what);
+      const float alpha = 1.0f, beta = 0.0f;
+      st = cublasLtMatrixTransform(lt->get(), desc, &alpha, scratch.address(), a, &beta, nullptr,
+                                   nullptr, reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), c,
+                                   stream);
+      enqueued = st == CUBLAS_STATUS_SUCCESS;
+    }
+    if (desc) cublasLtMatrixTransformDescDestroy(desc);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (!enqueued) {
+      // NOT_SUPPORTED and the like: the host transposes this weight and the rest.
+      if (st == CUBLAS_STATUS_EXECUTION_FAILED) check_cublas(st, "cublasLtMatrixTransform");
+      no_device_transpose = true;
+      return false;
+    }
+    ++device_transposes;
+    return true;
+  }
+};
+
+WeightUpload::WeightUpload(size_t total_bytes, std::shared_ptr<DeviceMemoryBudget> budget)
+    : state_(std::make_unique<State>()) {
+  const CudaDriverApi& cu = cuda_driver();
+  state_->budget = std::move(budget);
+  check_cu(cu.cuStreamCreate(&state_->stream, CU_STREAM_NON_BLOCKING),
+           "cuStreamCreate (weight upload)");
+  if (total_bytes < kMinStagedBytes) return;
+  if (cu.cuMemHostAlloc(&state_->pinned, kChunks * kChunkBytes, 0) != CUDA_SUCCESS) {
+    state_->pinned = nullptr;  // no pinned memory to spare: the driver's pageable copies
+    return;
+  }
+  for (CUevent& e : state_->chunk_free)
+    check_cu(cu.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate (weight upload)");
+}
+
+WeightUpload::~WeightUpload() = default;
+
+void WeightUpload::copy(CUdeviceptr dst, const Tensor& t, bool transposed,
+                        const std::string& what) {
+  if (t.nbytes() == 0) return;
+  if (!transposed) {
+    state_->to_device(dst, static_cast<const char*>(t.raw()), t.nbytes(), what);
+    return;
+  }
+  GF_ASSERT(t.rank() == 2, "a weight stored transposed is 2-D");
+  if (state_->transpose_on_device(dst, t, what)) return;
+  const Tensor host = transpose_matrix(t);
+  state_->to_device(dst, static_cast<const char*>(host.raw()), host.nbytes(), what);
+}
+
+void WeightUpload::finish() {
+  check_cu(cuda_driver().cuStreamSynchronize(state_->stream),
+           "cuStreamSynchronize (weight upload)");
+}
+
+bool WeightUpload::staged() const {
+  return state_->pinned != nullptr;
+}
+
+int WeightUpload::device_transposes() const {
+  return state_->device_transposes;
+}
+
+}  // namespace gf::cuda
