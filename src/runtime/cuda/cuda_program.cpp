@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
@@ -27,11 +28,18 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
   sources.push_back(ProgramBindings::source_for(g));
   const std::vector<codegen::CubinPtr> cubins =
       process_nvrtc().compile_all(sources, ctx.compute_capability());
+  // Steps of one source (the same kernel in every layer) share one cubin and load it once.
+  std::map<const std::string*, const CudaModule*> loaded;
   size_t next = 0;
   for (CudaStep& s : state.steps) {
     if (s.kind != CudaStep::Kind::kKernel) continue;
-    state.modules.push_back(CudaModule::load(*cubins[next++], s.kernel.name));
-    s.fn = state.modules.back()->function(s.kernel.name);
+    const std::string* cubin = cubins[next++].get();
+    const CudaModule*& module = loaded[cubin];
+    if (!module) {
+      state.modules.push_back(CudaModule::load(*cubin, s.kernel.name));
+      module = state.modules.back().get();
+    }
+    s.fn = module->function(s.kernel.name);
     allow_dynamic_shared_memory(s.fn, s.kernel.launch.dynamic_shared_bytes, s.label);
     allow_cluster_blocks(s.fn, s.kernel.launch.cluster_blocks, s.label);
   }
