@@ -131,10 +131,11 @@ TEST_F(CudaWeightLayout, AWeightAlsoReadByAnotherOpKeepsItsLayout) {
   }
 }
 
-// Weights uploaded in one go (weight_upload.h): as they are and transposed, f32, f16 and bf16,
-// shapes off any tile, a large upload (through pinned chunks, several weights larger than a
-// chunk) and a small one (the driver's own copies). Each device copy read back equals the host
-// bytes, or their transpose by index, bit for bit.
+// Weights uploaded in one go (weight_upload.h): as they are and transposed (on the device), f32,
+// f16 and bf16 of random bits (NaN payloads included), shapes off any tile, a large upload
+// (through pinned chunks, several weights larger than a chunk) and a small one (the driver's own
+// copies). Each device copy read back equals the host bytes, or their transpose by index, bit for
+// bit.
 TEST_F(CudaWeightLayout, UploadsCopyAndTransposeEveryWeightExactly) {
   cuda::CudaContext::get().make_current();
   struct Item {
@@ -176,6 +177,9 @@ TEST_F(CudaWeightLayout, UploadsCopyAndTransposeEveryWeightExactly) {
                 static_cast<double>(total) / 1e6, upload.staged() ? "staged" : "pageable copies",
                 upload.device_transposes(), host.size());
     EXPECT_EQ(upload.staged(), total >= (size_t{32} << 20));
+    int transposed = 0;
+    for (const Item& it : uploads[u]) transposed += it.transposed;
+    EXPECT_EQ(upload.device_transposes(), transposed);
     for (size_t i = 0; i < host.size(); ++i) {
       const Item& it = uploads[u][i];
       SCOPED_TRACE("upload " + std::to_string(u) + " weight " + std::to_string(i));

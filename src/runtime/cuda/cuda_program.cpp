@@ -13,6 +13,7 @@
 #include "passes/split_gemm_scaling.h"
 #include "runtime/cuda/cuda_program_graph.h"
 #include "runtime/cuda/cuda_steps.h"
+#include "runtime/cuda/library_warmup.h"
 #include "runtime/cuda/program_control.h"
 
 namespace gf::cuda {
@@ -170,6 +171,11 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
                    options.skinny_gemm, options.round_16bit_intermediates, options.attention,
                    options.gemm_library);
   lap(seconds.steps);
+  // cuBLASLt's first calls in the process run meanwhile (library_warmup.h).
+  std::vector<CublasLtGemm*> gemms;
+  for (CudaStep& s : st.steps)
+    if (s.kind == CudaStep::Kind::kGemm && s.gemm) gemms.push_back(s.gemm.get());
+  LibraryWarmup warmup(std::move(gemms), st.device_memory);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);
 
@@ -250,6 +256,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
 
   if (stats_.host_steps == 0) st.segment_dependencies = segment_dependencies(graph_, st);
   lap(seconds.memory);
+  warmup.join();  // before the graph records the GEMMs (or a run calls them)
   stats_.arena_bytes = st.memory.arena_bytes;
   stats_.arena_lower_bound = st.memory.lower_bound;
   stats_.weight_bytes = st.weights.bytes();

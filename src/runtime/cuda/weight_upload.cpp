@@ -5,8 +5,10 @@
 #include <thread>
 #include <vector>
 
+#include "codegen/cuda/kernels/transpose_cuh.h"
+#include "codegen/cuda/nvrtc_compiler.h"
 #include "graphfuse/error.h"
-#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/weight_layout.h"
 
@@ -40,9 +42,8 @@ void fill(char* dst, const char* src, size_t bytes) {
   for (std::thread& t : helpers) t.join();
 }
 
-cudaDataType_t lt_type(DType t) {
-  return t == DType::kF16 ? CUDA_R_16F : t == DType::kBF16 ? CUDA_R_16BF : CUDA_R_32F;
-}
+// Tiles along k are the grid's y dimension.
+constexpr int64_t kMaxGridY = 65535;
 
 }  // namespace
 
@@ -53,9 +54,9 @@ struct WeightUpload::State {
   CUevent chunk_free[kChunks] = {};
   bool chunk_used[kChunks] = {};
   int next_chunk = 0;
-  DeviceBuffer scratch;  // a transposed weight's bytes as the host has them
-  std::unique_ptr<CublasLtHandle> lt;
-  bool no_device_transpose = false;  // cuBLASLt or the budget refused once: the host does it
+  DeviceBuffer scratch;                // a transposed weight's bytes as the host has them
+  std::unique_ptr<CudaModule> module;  // the transpose kernels (kernels/transpose.cuh)
+  bool no_device_transpose = false;    // the budget refused scratch once: the host does the rest
   int device_transposes = 0;
 
   ~State() {
@@ -92,58 +93,40 @@ struct WeightUpload::State {
     }
   }
 
-  // t's transpose written to dst on the device; false (nothing enqueued) where cuBLASLt or
-  // the budget refuses, and the host is to do it.
+  // t's transpose written to dst on the device; false (nothing enqueued) where the budget has
+  // no room for the scratch or the grid would be too tall, and the host is to do it.
   bool transpose_on_device(CUdeviceptr dst, const Tensor& t, const std::string& what) {
-    if (no_device_transpose) return false;
     const int64_t k = t.dims()[0], n = t.dims()[1];
+    const size_t es = dtype_size(t.dtype());
+    if (no_device_transpose || (es != 2 && es != 4) || (k + 31) / 32 > kMaxGridY) return false;
+    const CudaDriverApi& cu = cuda_driver();
     if (scratch.bytes() < t.nbytes()) {
-      // The last transform must have read the old scratch before it is freed.
-      check_cu(cuda_driver().cuStreamSynchronize(stream), "cuStreamSynchronize (" + what + ")");
+      // The last transpose must have read the old scratch before it is freed.
+      check_cu(cu.cuStreamSynchronize(stream), "cuStreamSynchronize (" + what + ")");
       scratch = DeviceBuffer();
-    }
-    try {
-      if (!lt) lt = std::make_unique<CublasLtHandle>();
-      if (scratch.bytes() < t.nbytes())
+      try {
         scratch = DeviceBuffer(t.nbytes(), "scratch to transpose " + what, budget);
-    } catch (const Error&) {  // no room for scratch, or no cuBLASLt
-
-      no_device_transpose = true;
-      return false;
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kOutOfMemory) throw;
+        no_device_transpose = true;
+        return false;
+      }
     }
-    // Row-major [k, n] is column-major n x k (ld n); its transpose, row-major [n, k], is
-    // column-major k x n (ld k): C = op(A) with op = T.
-    const cudaDataType_t type = lt_type(t.dtype());
-    cublasLtMatrixLayout_t a = nullptr, c = nullptr;
-    cublasLtMatrixTransformDesc_t desc = nullptr;
-    cublasStatus_t st =
-        cublasLtMatrixLayoutCreate(&a, type, static_cast<uint64_t>(n), static_cast<uint64_t>(k), n);
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatrixLayoutCreate(&c, type, static_cast<uint64_t>(k), static_cast<uint64_t>(n),
-                                      k);
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatrixTransformDescCreate(&desc, CUDA_R_32F);
-    const cublasOperation_t op = CUBLAS_OP_T;
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatrixTransformDescSetAttribute(desc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &op,
-                                                   sizeof(op));
-    bool enqueued = false;
-    if (st == CUBLAS_STATUS_SUCCESS) {
-      to_device(scratch.ptr(), static_cast<const char*>(t.raw()), t.nbytes(), what);
-      const float alpha = 1.0f, beta = 0.0f;
-      st = cublasLtMatrixTransform(lt->get(), desc, &alpha, scratch.address(), a, &beta, nullptr,
-                                   nullptr, reinterpret_cast<void*>(static_cast<uintptr_t>(dst)), c,
-                                   stream);
-      enqueued = st == CUBLAS_STATUS_SUCCESS;
+    if (!module) {
+      const CudaContext& ctx = CudaContext::get();
+      const codegen::CubinPtr cubin =
+          process_nvrtc().compile(codegen::embedded::transpose_cuh, ctx.compute_capability());
+      module = CudaModule::load(*cubin, "weight transposes");
     }
-    if (desc) cublasLtMatrixTransformDescDestroy(desc);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (!enqueued) {
-      // NOT_SUPPORTED and the like: the host transposes this weight and the rest.
-      if (st == CUBLAS_STATUS_EXECUTION_FAILED) check_cublas(st, "cublasLtMatrixTransform");
-      no_device_transpose = true;
-      return false;
-    }
+    to_device(scratch.ptr(), static_cast<const char*>(t.raw()), t.nbytes(), what);
+    CUdeviceptr from = scratch.ptr(), to = dst;
+    long long rows = k, cols = n;
+    void* params[] = {&from, &to, &rows, &cols};
+    const CUfunction fn = module->function(es == 2 ? "gf_transpose_2byte" : "gf_transpose_4byte");
+    check_cu(cu.cuLaunchKernel(fn, static_cast<unsigned>((n + 31) / 32),
+                               static_cast<unsigned>((k + 31) / 32), 1, 32, 8, 1, 0, stream, params,
+                               nullptr),
+             "cuLaunchKernel (transpose of " + what + ")");
     ++device_transposes;
     return true;
   }

@@ -1,9 +1,9 @@
 // Weights to the device, many in one go. Host bytes pass through pinned staging chunks, filled
 // on several threads while the copy engine drains the chunk before (the driver stages a
 // pageable copy itself, a piece at a time, well below the link's rate). A weight stored
-// transposed (weight_layout.h) is copied as it is into device scratch and transposed there by
-// cuBLASLt's matrix transform, instead of on the host; where cuBLASLt refuses the type, or no
-// scratch fits the budget, the host transposes it as before. Copies run on a stream of the
+// transposed (weight_layout.h) is copied as it is into device scratch and transposed there by a
+// kernel of ours (kernels/transpose.cuh, bits moved unchanged), instead of on the host; where
+// no scratch fits the budget, the host transposes it as before. Copies run on a stream of the
 // upload's own; finish() waits for them.
 #pragma once
 
