@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -40,12 +41,14 @@ void run_each_once(const std::vector<CublasLtGemm*>& gemms, SessionDeviceMemory&
   const CudaDriverApi& cu = cuda_driver();
   CUstream stream = nullptr;
   check_cu(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (" + what + ")");
+  // Synchronised and destroyed on every path, before the scratch above is freed.
+  const std::unique_ptr<CUstream_st, void (*)(CUstream)> owned(stream, [](CUstream s) {
+    cuda_driver().cuStreamSynchronize(s);
+    cuda_driver().cuStreamDestroy(s);
+  });
   for (CublasLtGemm* g : distinct) {
-    g->run(da.address(), db.address(), dbias.address(), dc.address(), workspace.address(),
-           reinterpret_cast<cudaStream_t>(stream));
+    g->run(da.address(), db.address(), dbias.address(), dc.address(), workspace.address(), stream);
   }
-  cu.cuStreamSynchronize(stream);
-  cu.cuStreamDestroy(stream);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,9 +35,15 @@ void fill(char* dst, const char* src, size_t bytes) {
           : std::min<size_t>(kMaxFillThreads, std::max(1u, std::thread::hardware_concurrency()));
   const size_t part = (bytes + threads - 1) / threads;
   std::vector<std::thread> helpers;
-  for (size_t begin = part; begin < bytes; begin += part) {
-    const size_t n = std::min(part, bytes - begin);
-    helpers.emplace_back([=] { std::memcpy(dst + begin, src + begin, n); });
+  size_t begin = part;
+  try {
+    for (; begin < bytes; begin += part) {
+      const size_t n = std::min(part, bytes - begin);
+      helpers.emplace_back([=] { std::memcpy(dst + begin, src + begin, n); });
+    }
+  } catch (const std::system_error&) {
+    // No thread to spare: this one copies the parts not handed out.
+    std::memcpy(dst + begin, src + begin, bytes - begin);
   }
   std::memcpy(dst, src, std::min(part, bytes));
   for (std::thread& t : helpers) t.join();
