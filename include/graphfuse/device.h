@@ -1,6 +1,7 @@
 // What compute devices this process can use.
 //
-// Thread safety: probe_cuda() keeps no state of its own and may be called from any thread.
+// Thread safety: probe_cuda() keeps no state of its own; both functions may be called from any
+// thread.
 #pragma once
 
 #include <cstdint>
@@ -31,5 +32,13 @@ struct CudaProbe {
 // Never throws and never aborts: a machine without a GPU or driver gets an empty list and a
 // reason.
 CudaProbe probe_cuda();
+
+// Starts what a process pays once before its first CUDA program can run, on a thread of its
+// own, and returns at once: the CUDA context, then cuBLASLt's set-up (its first call in a
+// process takes about 0.12 s on an H200, however small the product). A process that calls it
+// before loading its model overlaps the two; a program compiled meanwhile waits inside the
+// library for what it needs. Later calls do nothing. Never throws: without a device it does
+// nothing, and the first CUDA session reports why.
+void start_cuda_setup();
 
 }  // namespace gf

@@ -154,8 +154,9 @@ struct CompileSeconds {
   double steps = 0;    // CUDA: fusion plan, lowering, kernel sources, library plans
   double libraries = 0;  // CUDA: of `steps`, library plans (cuBLASLt, cuDNN) and timed choices
   double kernels = 0;  // CUDA: kernels compiled (NVRTC) or read from the cache, and loaded
-  double memory = 0;   // CUDA: memory plan, arena, weights uploaded, pointer tables, bindings
-  double weights = 0;  // CUDA: of `memory`, the weights laid out and uploaded
+  double memory = 0;   // CUDA: memory plan, arena, pointer tables, bindings, the weights' wait
+  double weights = 0;  // CUDA: the weights laid out and uploaded, on a thread of their own
+                       // from the end of `steps` on (beside `kernels` and `memory`)
   double graph = 0;    // CUDA: its CUDA graph built and instantiated
   double total = 0;    // all of it (on the CPU: passes, then the program's plan and JIT)
 };

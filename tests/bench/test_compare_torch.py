@@ -126,6 +126,7 @@ class TableTest(unittest.TestCase):
                            "attempts": [{"dtype": "fp16", "exporter": "dynamo", "graphfuse_error": "no kernel for X"},
                                         {"dtype": "fp16", "exporter": "torchscript", "export_error": "aten::foo"}]},
                 "graphfuse": {"precision": "fp32", "compile_s_cold": 3.25, "compile_s_warm": 0.5,
+                              "compile_s_warm_late_setup": 0.625,
                               "stats": {"graph_mode": True, "graph_nodes": 40, "fused_kernels": 30,
                                         "library_calls": 9, "host_steps": 0},
                               "run": {"us": lat(100.0, 110.0), "check": dict(OK, rel_err=0.004)},
@@ -160,7 +161,7 @@ class TableTest(unittest.TestCase):
         self.assertNotIn("90.0", wrong)  # an unchecked time is never shown
         self.assertTrue(wrong.rstrip().endswith("| - | - | - |"))  # nor compared
         # The second table: compile times and the program's shape.
-        self.assertIn("| GPT-2 step | 1x1 | dynamo fp16, --precision fp32 | 3.25 / 0.50 | 0.01 | 0.20 | - | "
+        self.assertIn("| GPT-2 step | 1x1 | dynamo fp16, --precision fp32 | 3.25 / 0.50 / 0.62 | 0.01 | 0.20 | - | "
                       "graph, 40 nodes, 30 kernels, 9 library calls, 0 host steps | 0.004 |", text)
         # Every error in full below the tables, the crashed row too.
         self.assertIn("- BERT-base 8x128 graphfuse: bench_model_latency: error: node 'Foo' (op Bar): unsupported "
@@ -215,6 +216,14 @@ class BenchToolTest(unittest.TestCase):
         self.assertEqual(figures, {"cache": "/some/cache", "run_us": {"median": 1}})
         self.assertEqual(cmd[1:8], ["m.onnx", "--precision", "fp16", "--iters", "7", "--warmup", "3"])
         self.assertEqual(cmd[-2:], ["--input", "x=x.npy"])
+
+    def test_extra_arguments_go_before_the_inputs(self):
+        with tempfile.TemporaryDirectory() as d:
+            tool = self.tool(d, 'while [ "$1" != "--json" ]; do shift; done\n'
+                                'echo \'{}\' > "$2"\n')
+            _, cmd = compare_torch.run_bench_tool(tool, "m.onnx", [("x", "x.npy")], "fp16", 0, 0, d, d, 60,
+                                                  ("--early-setup", "off"))
+        self.assertEqual(cmd[-4:], ["--early-setup", "off", "--input", "x=x.npy"])
 
     def test_a_failure_comes_back_with_its_message_and_stage(self):
         with tempfile.TemporaryDirectory() as d:

@@ -9,6 +9,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "graphfuse/device.h"
 #include "graphfuse/npy.h"
 #include "graphfuse/session.h"
 
@@ -79,6 +80,8 @@ int run_model(const RunOptions& o) {
       throw Error(ErrorCode::kInvalidArgument, "--input " + name + " is given twice");
     }
   }
+  // The process's CUDA set-up (context, cuBLASLt) goes on while the model loads.
+  if (o.device == "cuda") start_cuda_setup();
   Graph graph = load_model(o.model, import_options);
 
   std::map<std::string, Tensor> inputs;

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <map>
+#include <system_error>
 
 #include "codegen/cuda/nvrtc_compiler.h"
+#include "graphfuse/device.h"
 #include "graphfuse/error.h"
 #include "passes/channels_last_conv.h"
 #include "passes/split_gemm_scaling.h"
@@ -167,33 +170,24 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
+  // A program with products will likely call cuBLASLt: its one-time set-up in the process
+  // starts now, beside the plans and kernels below.
+  if (options.gemm_library != GemmLibrary::kCudnn) {
+    for (const Node& n : graph_.nodes()) {
+      if (n.op == Op::kMatMul || n.op == Op::kGemm) {
+        start_cuda_setup();
+        break;
+      }
+    }
+  }
   build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
                    options.skinny_gemm, options.round_16bit_intermediates, options.attention,
                    options.gemm_library);
   lap(seconds.steps);
-  // cuBLASLt's first calls in the process run meanwhile (library_warmup.h).
-  std::vector<CublasLtGemm*> gemms;
-  for (CudaStep& s : st.steps)
-    if (s.kind == CudaStep::Kind::kGemm && s.gemm) gemms.push_back(s.gemm.get());
-  LibraryWarmup warmup(std::move(gemms), st.device_memory);
-  const std::string binding_cubin = load_kernels(graph_, st, ctx);
-  lap(seconds.kernels);
 
-  // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
-  // Inputs keep their slots to the end: a loop writes them again for its next iteration.
+  // Weights the device steps read (through views too), once; and the library workspace.
   std::vector<StepBuffers> uses;
   for (const CudaStep& s : st.steps) uses.push_back(s.reads_and_writes(graph_));
-  StepLifetimes lifetimes =
-      step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
-  st.memory = plan_memory(lifetimes.buffers);
-  st.slot_of_value = std::move(lifetimes.slot_of_value);
-  ArenaPieces pieces = arena_pieces(st.memory, lifetimes.buffers);
-  st.slot_pieces = std::move(pieces.of_buffer);
-  st.arena_pieces = pieces.count;
-  const std::string what = "'" + graph_.name + "'";
-  SessionDeviceMemory& device = *st.device_memory;
-
-  // Weights the device steps read (through views too), once.
   std::vector<ValueId> weights;
   size_t workspace = 0;
   for (size_t i = 0; i < st.steps.size(); ++i) {
@@ -215,9 +209,43 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     const ValueId root = st.storage_of[static_cast<size_t>(v)];
     if (graph_.value(root).is_constant()) weights.push_back(root);
   }
-  const auto weights_start = Clock::now();
-  st.weights = DeviceWeights(graph_, weights, device);
-  seconds.weights = std::chrono::duration<double>(Clock::now() - weights_start).count();
+  SessionDeviceMemory& device = *st.device_memory;
+  // The upload (host copies, DMA, device transposes) runs on a thread of its own while the
+  // kernels load and the memory is planned; and cuBLASLt's first calls in the process on another
+  // (library_warmup.h).
+  auto upload = [this, &weights, &device, &seconds] {
+    const auto start = Clock::now();
+    DeviceWeights uploaded(graph_, weights, device);
+    seconds.weights = std::chrono::duration<double>(Clock::now() - start).count();
+    return uploaded;
+  };
+  std::future<DeviceWeights> uploading;
+  try {
+    uploading = std::async(std::launch::async, [&upload] {
+      CudaContext::get().make_current();
+      return upload();
+    });
+  } catch (const std::system_error&) {
+    uploading = std::async(std::launch::deferred, upload);  // no thread to spare: below, inline
+  }
+  std::vector<CublasLtGemm*> gemms;
+  for (CudaStep& s : st.steps)
+    if (s.kind == CudaStep::Kind::kGemm && s.gemm) gemms.push_back(s.gemm.get());
+  LibraryWarmup warmup(std::move(gemms), st.device_memory);
+  const std::string binding_cubin = load_kernels(graph_, st, ctx);
+  lap(seconds.kernels);
+
+  // Inputs, outputs and intermediates share one arena, placed by their lifetimes over the steps.
+  // Inputs keep their slots to the end: a loop writes them again for its next iteration.
+  StepLifetimes lifetimes =
+      step_lifetimes(graph_, uses, LifetimeOptions{true, true, true, st.storage_of});
+  st.memory = plan_memory(lifetimes.buffers);
+  st.slot_of_value = std::move(lifetimes.slot_of_value);
+  ArenaPieces pieces = arena_pieces(st.memory, lifetimes.buffers);
+  st.slot_pieces = std::move(pieces.of_buffer);
+  st.arena_pieces = pieces.count;
+  const std::string what = "'" + graph_.name + "'";
+  st.weights = uploading.get();
   // The arena: the memory plan's bytes, then the workspace (aligned for the libraries).
   const uint64_t workspace_offset = (st.memory.arena_bytes + 255) / 256 * 256;
   st.arena = options.shared_arena ? device.arena() : SessionArena::create(device.budget());

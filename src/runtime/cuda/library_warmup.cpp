@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 
+#include "graphfuse/device.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_module.h"
@@ -14,6 +18,19 @@
 namespace gf::cuda {
 
 namespace {
+
+// A stream synchronised and destroyed on every path (before the scratch its work reads is freed,
+// when declared after it).
+using OwnedStream = std::unique_ptr<CUstream_st, void (*)(CUstream)>;
+OwnedStream scratch_stream(const std::string& what) {
+  CUstream stream = nullptr;
+  check_cu(cuda_driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
+           "cuStreamCreate (" + what + ")");
+  return OwnedStream(stream, [](CUstream s) {
+    cuda_driver().cuStreamSynchronize(s);
+    cuda_driver().cuStreamDestroy(s);
+  });
+}
 
 void run_each_once(const std::vector<CublasLtGemm*>& gemms, SessionDeviceMemory& memory) {
   CudaContext::get().make_current();
@@ -38,20 +55,57 @@ void run_each_once(const std::vector<CublasLtGemm*>& gemms, SessionDeviceMemory&
   const DeviceBuffer da = memory.allocate(a, what), db = memory.allocate(b, what),
                      dc = memory.allocate(c, what), dbias = memory.allocate(bias, what),
                      workspace = memory.allocate(kGemmWorkspaceBytes, what);
-  const CudaDriverApi& cu = cuda_driver();
-  CUstream stream = nullptr;
-  check_cu(cu.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate (" + what + ")");
-  // Synchronised and destroyed on every path, before the scratch above is freed.
-  const std::unique_ptr<CUstream_st, void (*)(CUstream)> owned(stream, [](CUstream s) {
-    cuda_driver().cuStreamSynchronize(s);
-    cuda_driver().cuStreamDestroy(s);
-  });
+  const OwnedStream stream = scratch_stream(what);  // declared after the scratch it reads
   for (CublasLtGemm* g : distinct) {
-    g->run(da.address(), db.address(), dbias.address(), dc.address(), workspace.address(), stream);
+    g->run(da.address(), db.address(), dbias.address(), dc.address(), workspace.address(),
+           stream.get());
   }
 }
 
+// cuBLASLt's start-up, paid once here: a 64 x 64 x 64 f16 product, its algorithm from the
+// heuristic cache like any other.
+void set_up_cublaslt() {
+  CudaContext::get().make_current();
+  const CublasLtHandle handle;
+  GemmSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = spec.n = spec.k = 64;
+  spec.trans_b = true;  // the products of weights stored [n, k] (weight_layout.h)
+  CublasLtGemm gemm(handle, spec, 0);
+  const std::string what = "setting up cuBLASLt";
+  const uint64_t bytes = static_cast<uint64_t>(spec.m * spec.k) * dtype_size(spec.dtype);
+  const DeviceBuffer a(bytes, what), b(bytes, what), c(bytes, what);
+  const OwnedStream stream = scratch_stream(what);
+  gemm.run(a.address(), b.address(), nullptr, c.address(), nullptr, stream.get());
+}
+
 }  // namespace
+
+}  // namespace gf::cuda
+
+namespace gf {
+
+void start_cuda_setup() {
+  static std::once_flag once;
+  static std::future<void> setup;  // its destructor, at exit, waits for the thread
+  std::call_once(once, [] {
+    try {
+      setup = std::async(std::launch::async, [] {
+        try {
+          cuda::set_up_cublaslt();
+        } catch (...) {
+          // Advisory: the programs' own calls report what fails.
+        }
+      });
+    } catch (const std::system_error&) {
+      // No thread to spare: the first program's calls pay the set-up.
+    }
+  });
+}
+
+}  // namespace gf
+
+namespace gf::cuda {
 
 LibraryWarmup::LibraryWarmup(std::vector<CublasLtGemm*> gemms,
                              std::shared_ptr<SessionDeviceMemory> memory) {
