@@ -109,7 +109,9 @@ namespace gf::cuda {
 
 LibraryWarmup::LibraryWarmup(std::vector<CublasLtGemm*> gemms,
                              std::shared_ptr<SessionDeviceMemory> memory) {
-  if (gemms.empty()) return;
+  // Under a device memory limit its scratch could take the room the program's own weights or
+  // arena need, while both are being made: such sessions pay the first calls in their graph.
+  if (gemms.empty() || memory->budget()->limit() != 0) return;
   thread_ = std::thread([gemms = std::move(gemms), memory = std::move(memory)] {
     try {
       run_each_once(gemms, *memory);

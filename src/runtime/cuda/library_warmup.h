@@ -4,7 +4,8 @@
 // the program's CUDA graph. LibraryWarmup runs each distinct cuBLASLt GEMM of a program once, on
 // a thread of its own and on scratch buffers, while the compile goes on to load kernels and
 // upload weights; join() waits before the graph is built. Advisory only: anything that fails here
-// is left for the program's own calls to report.
+// is left for the program's own calls to report. Not under a session's device memory limit:
+// there its scratch could take the room the program's weights or arena need.
 #pragma once
 
 #include <memory>
