@@ -1,12 +1,7 @@
 #include "runtime/cuda/weight_upload.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <cstring>
-#include <mutex>
-#include <system_error>
 #include <thread>
-#include <vector>
 
 #include "codegen/cuda/kernels/transpose_cuh.h"
 #include "codegen/cuda/nvrtc_compiler.h"
@@ -14,6 +9,7 @@
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/weight_layout.h"
+#include "runtime/parallel_copy.h"
 
 namespace gf::cuda {
 
@@ -26,86 +22,7 @@ constexpr size_t kChunkBytes = size_t{4} << 20;
 constexpr int kChunks = 2;
 // Below this much in all, pinning the chunks costs more than it saves.
 constexpr size_t kMinStagedBytes = size_t{32} << 20;
-// Below this, one thread fills a chunk.
-constexpr size_t kMinThreadedBytes = size_t{1} << 20;
 constexpr unsigned kMaxFillThreads = 8;
-
-// memcpy split over threads kept for the upload's lifetime: one thread reads host memory at a
-// fraction of what the memory system (and the copy engine behind it) can take, and starting
-// threads for every chunk would cost about as much as the copy.
-class ParallelCopy {
- public:
-  explicit ParallelCopy(unsigned threads) {
-    try {
-      for (unsigned i = 1; i < threads; ++i) helpers_.emplace_back([this, i] { work(i); });
-    } catch (const std::system_error&) {
-      // Fewer helpers than asked: the parts are split over those that started.
-    }
-  }
-  ~ParallelCopy() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    start_.notify_all();
-    for (std::thread& t : helpers_) t.join();
-  }
-  ParallelCopy(const ParallelCopy&) = delete;
-  ParallelCopy& operator=(const ParallelCopy&) = delete;
-
-  // Returns once all `bytes` are copied.
-  void operator()(char* dst, const char* src, size_t bytes) {
-    if (bytes < kMinThreadedBytes || helpers_.empty()) {
-      std::memcpy(dst, src, bytes);
-      return;
-    }
-    const size_t parts = helpers_.size() + 1;
-    {
-      std::lock_guard lock(mutex_);
-      dst_ = dst, src_ = src, bytes_ = bytes;
-      part_ = ((bytes + parts - 1) / parts + 63) / 64 * 64;
-      pending_ = helpers_.size();
-      ++generation_;
-    }
-    start_.notify_all();
-    copy_part(0);
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-  }
-
- private:
-  // Part `i` of the copy in progress (fields set under the lock before the generation moved).
-  void copy_part(size_t i) const {
-    const size_t begin = std::min(bytes_, i * part_);
-    const size_t end = std::min(bytes_, begin + part_);
-    std::memcpy(dst_ + begin, src_ + begin, end - begin);
-  }
-
-  void work(unsigned index) {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock lock(mutex_);
-        start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      copy_part(index);
-      std::lock_guard lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable start_, done_;
-  std::vector<std::thread> helpers_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-  size_t pending_ = 0;
-  char* dst_ = nullptr;
-  const char* src_ = nullptr;
-  size_t bytes_ = 0, part_ = 0;
-};
 
 // Tiles along k are the grid's y dimension.
 constexpr int64_t kMaxGridY = 65535;
