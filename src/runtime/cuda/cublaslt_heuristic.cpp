@@ -22,8 +22,10 @@ struct Memo {
 };
 
 Memo& memo() {
-  static Memo m;
-  return m;
+  // Never destroyed: cuBLASLt's set-up thread (library_warmup.h) may still ask it while the
+  // process exits.
+  static Memo* m = new Memo();
+  return *m;
 }
 
 std::vector<cublasLtMatmulAlgo_t> ask_heuristic(const CublasLtHandle& handle,

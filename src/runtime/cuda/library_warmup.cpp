@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "graphfuse/device.h"
+#include "graphfuse/error.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/cuda/cuda_module.h"
@@ -87,8 +88,16 @@ namespace gf {
 
 void start_cuda_setup() {
   static std::once_flag once;
-  static std::future<void> setup;  // its destructor, at exit, waits for the thread
   std::call_once(once, [] {
+    // The driver's entry points here, so that what the runtime tears down at exit was set up
+    // before `setup` below, whose destructor then waits for the thread first. No driver: no
+    // thread (the first session says why).
+    try {
+      cuda_driver();
+    } catch (const Error&) {
+      return;
+    }
+    static std::future<void> setup;
     try {
       setup = std::async(std::launch::async, [] {
         try {
