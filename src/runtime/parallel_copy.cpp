@@ -25,6 +25,7 @@ ParallelCopy::~ParallelCopy() {
 }
 
 void ParallelCopy::operator()(char* dst, const char* src, size_t bytes) {
+  if (bytes == 0) return;  // memcpy's pointers must be valid even for no bytes
   if (bytes < min_split_bytes_ || helpers_.empty()) {
     std::memcpy(dst, src, bytes);
     return;
@@ -46,7 +47,7 @@ void ParallelCopy::operator()(char* dst, const char* src, size_t bytes) {
 void ParallelCopy::copy_part(size_t index) const {
   const size_t begin = std::min(bytes_, index * part_);
   const size_t end = std::min(bytes_, begin + part_);
-  std::memcpy(dst_ + begin, src_ + begin, end - begin);
+  if (end > begin) std::memcpy(dst_ + begin, src_ + begin, end - begin);
 }
 
 void ParallelCopy::work(size_t index) {

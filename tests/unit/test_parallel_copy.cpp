@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <algorithm>
+#include <cstddef>
 #include <random>
 #include <vector>
 
@@ -30,7 +31,7 @@ TEST(ParallelCopy, CopiesEverySizeExactlyAndNothingBeyond) {
     const std::vector<char> src = pattern(bytes, static_cast<uint32_t>(bytes));
     std::vector<char> dst(bytes + 2 * kGuard, '\x5a');
     copy(dst.data() + kGuard, src.data(), bytes);
-    EXPECT_EQ(std::memcmp(dst.data() + kGuard, src.data(), bytes), 0);
+    EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + kGuard));
     for (size_t i = 0; i < kGuard; ++i) {
       ASSERT_EQ(dst[i], '\x5a');
       ASSERT_EQ(dst[kGuard + bytes + i], '\x5a');
@@ -49,7 +50,8 @@ TEST(ParallelCopy, ConsecutiveCallsEachFinishTheirOwnCopy) {
     const size_t offset = rng() % (src.size() - bytes + 1);
     std::vector<char> dst(bytes, '\0');
     copy(dst.data(), src.data() + offset, bytes);
-    ASSERT_EQ(std::memcmp(dst.data(), src.data() + offset, bytes), 0) << "call " << call;
+    ASSERT_TRUE(std::equal(dst.begin(), dst.end(), src.begin() + static_cast<ptrdiff_t>(offset)))
+        << "call " << call;
   }
 }
 
