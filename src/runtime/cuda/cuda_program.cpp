@@ -170,16 +170,6 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
-  // A program with products will likely call cuBLASLt: its one-time set-up in the process
-  // starts now, beside the plans and kernels below.
-  if (options.gemm_library != GemmLibrary::kCudnn) {
-    for (const Node& n : graph_.nodes()) {
-      if (n.op == Op::kMatMul || n.op == Op::kGemm) {
-        start_cuda_setup();
-        break;
-      }
-    }
-  }
   build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
                    options.skinny_gemm, options.round_16bit_intermediates, options.attention,
                    options.gemm_library);
@@ -231,6 +221,9 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   std::vector<CublasLtGemm*> gemms;
   for (CudaStep& s : st.steps)
     if (s.kind == CudaStep::Kind::kGemm && s.gemm) gemms.push_back(s.gemm.get());
+  // cuBLASLt's one-time set-up in the process (graphfuse/device.h), if nobody started it, now
+  // that the program is known to call it: also where the warm-up below is skipped.
+  if (!gemms.empty()) start_cuda_setup();
   LibraryWarmup warmup(std::move(gemms), st.device_memory);
   const std::string binding_cubin = load_kernels(graph_, st, ctx);
   lap(seconds.kernels);

@@ -82,10 +82,36 @@ void set_up_cublaslt() {
 
 }  // namespace
 
+LibraryWarmup::LibraryWarmup(std::vector<CublasLtGemm*> gemms,
+                             std::shared_ptr<SessionDeviceMemory> memory) {
+  // Under a device memory limit its scratch could take the room the program's own weights or
+  // arena need, while both are being made: such sessions pay the first calls in their graph.
+  if (gemms.empty() || memory->budget()->limit() != 0) return;
+  thread_ = std::thread([gemms = std::move(gemms), memory = std::move(memory)] {
+    try {
+      run_each_once(gemms, *memory);
+    } catch (...) {
+      // Advisory: the program's own calls report what fails.
+    }
+  });
+}
+
+LibraryWarmup::~LibraryWarmup() {
+  join();
+}
+
+void LibraryWarmup::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
 }  // namespace gf::cuda
 
 namespace gf {
 
+// gf::start_cuda_setup (graphfuse/device.h): the context, then cuBLASLt's set-up (the part every
+// first call in a process pays, however small the product) on a thread of its own, started by
+// the first call; later calls return at once. The thread multiplies one small f16 product on
+// scratch of its own (set_up_cublaslt) and is waited for at exit.
 void start_cuda_setup() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -113,29 +139,3 @@ void start_cuda_setup() {
 }
 
 }  // namespace gf
-
-namespace gf::cuda {
-
-LibraryWarmup::LibraryWarmup(std::vector<CublasLtGemm*> gemms,
-                             std::shared_ptr<SessionDeviceMemory> memory) {
-  // Under a device memory limit its scratch could take the room the program's own weights or
-  // arena need, while both are being made: such sessions pay the first calls in their graph.
-  if (gemms.empty() || memory->budget()->limit() != 0) return;
-  thread_ = std::thread([gemms = std::move(gemms), memory = std::move(memory)] {
-    try {
-      run_each_once(gemms, *memory);
-    } catch (...) {
-      // Advisory: the program's own calls report what fails.
-    }
-  });
-}
-
-LibraryWarmup::~LibraryWarmup() {
-  join();
-}
-
-void LibraryWarmup::join() {
-  if (thread_.joinable()) thread_.join();
-}
-
-}  // namespace gf::cuda

@@ -17,12 +17,6 @@ namespace gf::cuda {
 class CublasLtGemm;
 class SessionDeviceMemory;
 
-// gf::start_cuda_setup (graphfuse/device.h): the context, then cuBLASLt's set-up in this process
-// (the part every first call pays, however small the product) on a thread of its own, started by
-// the first call; later calls return at once. Programs with products call it too, so that the
-// set-up runs beside their plans and kernels. The thread multiplies one small f16 product on
-// scratch of its own and is waited for at exit. Advisory too.
-
 class LibraryWarmup {
  public:
   // Starts on `gemms` (owned by the program, not run by anyone else until join()); scratch is
