@@ -1,9 +1,11 @@
-// GEMMs with a bias + GELU epilogue through the libraries, candidate by candidate: cuBLASLt
-// (no epilogue, the bar; and its bias + tanh-GELU epilogue) and cuDNN's fused matmul with the
-// exact (erf) and the tanh GELU (cudnn_matmul.h), at GPT-2's / BERT's first MLP product
-// (x [m, 768] W [768, 3072], W stored [n, k] as the device weights are). Each call is captured
-// 20 times into one CUDA graph and the replay timed, as bench/cuda_vs_torch.py times
-// torch.matmul; each output is checked against a host product in double over its first rows.
+// GEMMs with a bias + GELU epilogue, candidate by candidate: cuBLASLt (no epilogue, the bar; and
+// its bias + tanh-GELU epilogue), cuDNN's fused matmul with the exact (erf) and the tanh GELU
+// (cudnn_matmul.h), and on sm_90 our tensor-core GEMM (codegen/cuda/tensor_core_gemm.h) in each
+// of its tiles, at GPT-2's / BERT's first MLP product (x [m, 768] W [768, 3072], W stored [n, k]
+// as the device weights are). Each call is captured 20 times into one CUDA graph and the replay
+// timed, as bench/cuda_vs_torch.py times torch.matmul; each output is checked against a host
+// product in double over its first rows. A summary follows: per m and epilogue, the best of
+// each library against cuBLASLt's best product without epilogue.
 //
 //   bench_library_gemm [--reps N] [--rows M,M,...] [--json FILE]
 #include <cuda_runtime_api.h>
@@ -21,12 +23,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "codegen/cuda/tensor_core_gemm.h"
 #include "event_timing.h"
 #include "graphfuse/device.h"
 #include "graphfuse/dtype.h"
 #include "graphfuse/error.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/cudnn_matmul.h"
 #include "runtime/cuda/cudnn_sdpa.h"
@@ -191,6 +196,90 @@ void run_cudnn(Problem& p, Epilogue e, const cuda::CudnnHandle& handle, cudaStre
   }
 }
 
+// Our tensor-core GEMM in each candidate tile, then in the tile it chooses ("auto").
+void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cudaStream_t stream,
+                     int reps, std::vector<Row>& rows) {
+  codegen::TensorCoreGemmSpec spec;
+  spec.dtype = DType::kF16;
+  spec.m = p.m, spec.n = p.n, spec.k = p.k;
+  spec.has_bias = e != Epilogue::kNone;
+  spec.activation = e == Epilogue::kNone           ? codegen::TensorCoreGemmActivation::kNone
+                    : e == Epilogue::kBiasGeluTanh ? codegen::TensorCoreGemmActivation::kGeluTanh
+                                                   : codegen::TensorCoreGemmActivation::kGeluErf;
+  if (!codegen::tensor_core_gemm_refusal(spec, compute_capability).empty()) return;
+  static codegen::NvrtcCompiler nvrtc;
+  const std::vector<codegen::TensorCoreGemmTile> tiles = {{},          {2, 256, 3}, {2, 192, 4},
+                                                          {2, 128, 5}, {1, 128, 6}, {1, 64, 8}};
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    spec.tile = tiles[i];
+    const codegen::CudaKernelSource src =
+        codegen::emit_tensor_core_gemm_kernel(spec, "gf_tc_gemm", sms, compute_capability);
+    const auto module = CudaModule::load(
+        *nvrtc.compile(src.source, compute_capability, codegen::ArchTarget::kSpecific),
+        "gf_tc_gemm");
+    const CUfunction fn = module->function("gf_tc_gemm");
+    allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc_gemm");
+    std::vector<void*> table;
+    for (codegen::TensorCoreGemmBuffer b : codegen::tensor_core_gemm_buffers(spec)) {
+      table.push_back(b == codegen::TensorCoreGemmBuffer::kA      ? p.dx.p
+                      : b == codegen::TensorCoreGemmBuffer::kW    ? p.dw.p
+                      : b == codegen::TensorCoreGemmBuffer::kBias ? p.dbias.p
+                                                                  : p.dy.p);
+    }
+    DeviceAlloc dtable(table.size() * sizeof(void*));
+    CK(cudaMemcpy(dtable.p, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
+    void* table_ptr = dtable.p;
+    const codegen::LaunchConfig l = src.launch;
+    std::string tile = i == 0 ? "auto: " : "";
+    const codegen::TensorCoreGemmTile t =
+        i == 0 ? codegen::choose_tensor_core_gemm_tile(spec, sms) : tiles[i];
+    tile += std::to_string(64 * t.consumers) + "x" + std::to_string(t.cols) + ", " +
+            std::to_string(t.stages) + " stages";
+    Row r{"graphfuse", epilogue_name(e), tile, p.m, p.k, p.n, i};
+    r.us = time_captured_us(
+        [&](cudaStream_t s) {
+          void* params[] = {&table_ptr};
+          check_cu(
+              cuda_driver().cuLaunchKernel(fn, l.grid, 1, 1, l.block, 1, 1, l.dynamic_shared_bytes,
+                                           reinterpret_cast<CUstream>(s), params, nullptr),
+              "cuLaunchKernel");
+        },
+        stream, reps);
+    CK(cudaStreamSynchronize(stream));
+    r.max_err = p.max_error(e);
+    rows.push_back(r);
+  }
+}
+
+// Per m and epilogue, each library's fastest candidate against cuBLASLt's fastest product
+// without epilogue (what torch.matmul runs).
+void print_summary(const std::vector<Row>& rows) {
+  std::printf("\nbest per library, against cuBLASLt's best product without epilogue:\n");
+  std::printf("%-6s %-15s %-9s %9s %9s\n", "m", "epilogue", "library", "us/call", "bar/us");
+  std::vector<int64_t> ms;
+  for (const Row& r : rows)
+    if (std::find(ms.begin(), ms.end(), r.m) == ms.end()) ms.push_back(r.m);
+  for (int64_t m : ms) {
+    double bar = 0;
+    for (const Row& r : rows)
+      if (r.m == m && r.library == "cublaslt" && r.epilogue == std::string("none") &&
+          (bar == 0 || r.us < bar))
+        bar = r.us;
+    for (const char* e : {"none", "bias+gelu", "bias+gelu_tanh"}) {
+      for (const char* lib : {"cublaslt", "cudnn", "graphfuse"}) {
+        double best = 0;
+        for (const Row& r : rows)
+          if (r.m == m && r.library == lib && r.epilogue == std::string(e) &&
+              (best == 0 || r.us < best))
+            best = r.us;
+        if (best > 0)
+          std::printf("%-6lld %-15s %-9s %9.2f %9.2f\n", static_cast<long long>(m), e, lib, best,
+                      bar / best);
+      }
+    }
+  }
+}
+
 int bench_main(int argc, char** argv) {
   int reps = 50;
   std::vector<int64_t> ms = {128, 1024, 4096};
@@ -221,6 +310,8 @@ int bench_main(int argc, char** argv) {
   if (cuda::cudnn_available()) cudnn = std::make_unique<cuda::CudnnHandle>();
   std::printf("device: %s; cuDNN %zu\n", probe.devices.front().name.c_str(),
               cuda::cudnn_runtime_version());
+  const CudaDeviceInfo& dev = probe.devices.front();
+  const int cc = dev.compute_major * 10 + dev.compute_minor;
   std::vector<Row> rows;
   for (int64_t m : ms) {
     Problem p(m, 768, 3072, size_t{32} << 20);
@@ -230,6 +321,8 @@ int bench_main(int argc, char** argv) {
       for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
         run_cudnn(p, e, *cudnn, stream, reps, rows);
     }
+    for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
+      run_tensor_core(p, e, cc, dev.multiprocessors, stream, reps, rows);
   }
   CK(cudaStreamDestroy(stream));
   std::printf("%-9s %-15s %-16s %-30s %9s %8s %9s\n", "library", "epilogue", "m x k x n (f16)",
@@ -253,6 +346,7 @@ int bench_main(int argc, char** argv) {
                             {"tflops", tflops},
                             {"max_err", r.max_err}});
   }
+  print_summary(rows);
   if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
   return 0;
 }

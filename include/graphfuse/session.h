@@ -68,11 +68,14 @@ std::optional<AttentionPath> attention_path_from_name(std::string_view name);
 // default because building its plans costs about 0.3 s per engine configuration at every
 // compile, warm or cold (a GPT-2 or BERT export took 8-9 s cold and 3-4 s warm with kTimed on an
 // H200, against 2 s and 0.1-0.2 s), for gains of a few percent at most model shapes
-// (bench/README.md). Products too skinny for either (SkinnyGemm) are not affected. The CPU
-// ignores it.
-enum class GemmLibrary { kCublasLt, kCudnn, kTimed };
+// (bench/README.md). kGenerated: our own tensor-core GEMM (codegen/cuda/tensor_core_gemm.h)
+// wherever it takes the product and its epilogue, the exact Gelu included, which is one kernel
+// with no library call; it runs on sm_90 GPUs (H100, H200) only, and f16/bf16 products with k a
+// multiple of 8, B a constant weight (stored [n, k]) and no batch; cuBLASLt takes the rest.
+// Products too skinny for any of these (SkinnyGemm) are not affected. The CPU ignores it.
+enum class GemmLibrary { kCublasLt, kCudnn, kTimed, kGenerated };
 std::string_view gemm_library_name(GemmLibrary l);
-// "cublaslt", "cudnn" or "timed"; nullopt for anything else.
+// "cublaslt", "cudnn", "timed" or "generated"; nullopt for anything else.
 std::optional<GemmLibrary> gemm_library_from_name(std::string_view name);
 
 struct SessionOptions {
@@ -179,6 +182,7 @@ struct SessionStats {
   int skinny_gemm_steps = 0;  // CUDA: of fused_kernels, GEMMs run as skinny GEMM kernels
   int cudnn_attention_steps = 0;  // CUDA: of library_calls, attention through cuDNN
   int cudnn_gemm_steps = 0;       // CUDA: of library_calls, products through cuDNN (GemmLibrary)
+  int tensor_core_gemm_steps = 0;  // CUDA: of fused_kernels, products through our tensor-core GEMM
   int reference_steps =
       0;  // CPU: reference-kernel steps (BLAS anchors, fallbacks); CUDA: host steps
   int fallback_nodes = 0;  // nodes the fused backend could not take (run by reference kernels)

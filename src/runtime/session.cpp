@@ -291,12 +291,15 @@ std::string_view gemm_library_name(GemmLibrary l) {
       return "cudnn";
     case GemmLibrary::kTimed:
       return "timed";
+    case GemmLibrary::kGenerated:
+      return "generated";
   }
   return "cublaslt";
 }
 
 std::optional<GemmLibrary> gemm_library_from_name(std::string_view name) {
-  for (GemmLibrary l : {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed})
+  for (GemmLibrary l :
+       {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed, GemmLibrary::kGenerated})
     if (name == gemm_library_name(l)) return l;
   return std::nullopt;
 }

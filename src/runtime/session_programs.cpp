@@ -158,6 +158,7 @@ void CompiledProgram::record(SessionStats& stats) const {
   stats.skinny_gemm_steps = s.skinny_gemm_steps;
   stats.cudnn_attention_steps = s.cudnn_attention_steps;
   stats.cudnn_gemm_steps = s.cudnn_gemm_steps;
+  stats.tensor_core_gemm_steps = s.tensor_core_gemm_steps;
   stats.reference_steps = s.host_steps;
   stats.fallback_nodes = s.fallback_nodes;
   stats.fallback_reasons = s.fallback_reasons;

@@ -144,8 +144,9 @@ int run_model(const RunOptions& o) {
   session_options.attention = *attention;
   const std::optional<GemmLibrary> gemm_library = gemm_library_from_name(o.gemm_library);
   if (!gemm_library) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "--gemm-library must be cublaslt, cudnn or timed, not '" + o.gemm_library + "'");
+    throw Error(
+        ErrorCode::kInvalidArgument,
+        "--gemm-library must be cublaslt, cudnn, timed or generated, not '" + o.gemm_library + "'");
   }
   session_options.gemm_library = *gemm_library;
   if (o.intermediates != "rounded" && o.intermediates != "f32") {
@@ -199,6 +200,7 @@ int run_model(const RunOptions& o) {
         ", \"skinny_gemm_steps\": " + std::to_string(st.skinny_gemm_steps) +
         ", \"cudnn_attention_steps\": " + std::to_string(st.cudnn_attention_steps) +
         ", \"cudnn_gemm_steps\": " + std::to_string(st.cudnn_gemm_steps) +
+        ", \"tensor_core_gemm_steps\": " + std::to_string(st.tensor_core_gemm_steps) +
         ", \"tuned_gemms\": " + std::to_string(st.tuned_gemms) +
         ", \"direct_bindings\": " + std::to_string(st.direct_bindings) +
         ", \"arena_bytes\": " + std::to_string(st.arena_bytes) +
@@ -257,7 +259,9 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
          "--gemm-library", o->gemm_library,
          "cublaslt: cuBLASLt for the products; cudnn: cuDNN's fused matmul wherever it takes one "
          "(an exact GELU included); timed: cuDNN for an exact GELU, elsewhere the faster of the "
-         "two per shape (cuDNN's plans add about 0.3 s each to every compile) (cuda)")
+         "two per shape (cuDNN's plans add about 0.3 s each to every compile); generated: our "
+         "tensor-core GEMM with the epilogue fused wherever it takes the product (sm_90 only), "
+         "cuBLASLt elsewhere (cuda)")
       ->capture_default_str();
   sub->add_option(
          "--intermediates", o->intermediates,

@@ -116,6 +116,9 @@ struct CudaKernelSource {
   // The kernel calls gf_grid_dependency_sync() (the prelude) before it touches non-constant
   // memory, so a CUDA graph may start it early behind a programmatic edge.
   bool waits_for_prior_grids = false;
+  // The source uses instructions of one exact architecture (wgmma on sm_90a): compile it with
+  // ArchTarget::kSpecific (nvrtc_compiler.h).
+  bool arch_specific = false;
 };
 
 // `graph` supplies the attributes and names of the nodes that the kernel's kOp exprs came from.

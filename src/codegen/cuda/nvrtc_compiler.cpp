@@ -100,18 +100,19 @@ std::string nvrtc_version() {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-std::string sm_arch_name(int compute_capability) {
-  return "sm_" + std::to_string(compute_capability);
+std::string sm_arch_name(int compute_capability, ArchTarget target) {
+  return "sm_" + std::to_string(compute_capability) + (target == ArchTarget::kSpecific ? "a" : "");
 }
 
 NvrtcCompiler::NvrtcCompiler(NvrtcOptions options) : options_(std::move(options)) {
   if (options_.cache_dir.empty()) options_.cache_dir = nvrtc_options_from_environment().cache_dir;
 }
 
-uint64_t NvrtcCompiler::cache_key(const std::string& source, int compute_capability) const {
+uint64_t NvrtcCompiler::cache_key(const std::string& source, int compute_capability,
+                                  ArchTarget target) const {
   static const std::string version = nvrtc_version();
   Fnv1a64 h;
-  h.add_field(source).add_field(version).add_field(sm_arch_name(compute_capability));
+  h.add_field(source).add_field(version).add_field(sm_arch_name(compute_capability, target));
   for (const char* flag : kNvrtcFlags) h.add_field(flag);
   return h.value();
 }
@@ -120,14 +121,16 @@ fs::path NvrtcCompiler::cubin_path(uint64_t key) const {
   return options_.cache_dir / ("gf_" + hex64(key) + ".cubin");
 }
 
-CubinPtr NvrtcCompiler::compile(const std::string& source, int compute_capability) {
+CubinPtr NvrtcCompiler::compile(const std::string& source, int compute_capability,
+                                ArchTarget target) {
   check_arch(compute_capability);
-  const uint64_t key = cache_key(source, compute_capability);
-  return compiled_.get(key, [&] { return load_or_compile(source, compute_capability, key); });
+  const uint64_t key = cache_key(source, compute_capability, target);
+  return compiled_.get(key,
+                       [&] { return load_or_compile(source, compute_capability, target, key); });
 }
 
 CubinPtr NvrtcCompiler::load_or_compile(const std::string& source, int compute_capability,
-                                        uint64_t key) {
+                                        ArchTarget target, uint64_t key) {
   const fs::path path = cubin_path(key);
   if (options_.use_disk_cache) {
     std::string bytes;
@@ -144,21 +147,21 @@ CubinPtr NvrtcCompiler::load_or_compile(const std::string& source, int compute_c
   fs::path source_path = path;
   source_path.replace_extension(".cu");
   write_file_atomically(source_path, source, kCacheWhat);
-  auto cubin =
-      std::make_shared<const std::string>(run_nvrtc(source, source_path, compute_capability));
+  auto cubin = std::make_shared<const std::string>(
+      run_nvrtc(source, source_path, compute_capability, target));
   write_file_atomically(path, with_trailer(*cubin), kCacheWhat);
   return cubin;
 }
 
 std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& source_path,
-                                     int compute_capability) {
+                                     int compute_capability, ArchTarget target) {
   ++nvrtc_runs_;
   ProgramGuard guard;
   const std::string name = source_path.filename().string();
   nvrtcResult r =
       nvrtcCreateProgram(&guard.program, source.c_str(), name.c_str(), 0, nullptr, nullptr);
   if (r != NVRTC_SUCCESS) nvrtc_failed("nvrtcCreateProgram", r, source_path);
-  const std::string arch = "--gpu-architecture=" + sm_arch_name(compute_capability);
+  const std::string arch = "--gpu-architecture=" + sm_arch_name(compute_capability, target);
   std::vector<const char*> flags = {arch.c_str()};
   flags.insert(flags.end(), kNvrtcFlags.begin(), kNvrtcFlags.end());
   const nvrtcResult compiled =
@@ -174,8 +177,8 @@ std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& 
     throw Error(ErrorCode::kCompileError, "NVRTC " + nvrtc_version() + " failed (" +
                                               nvrtcGetErrorString(compiled) +
                                               ") on generated source " + source_path.string() +
-                                              " for " + sm_arch_name(compute_capability) + ":" +
-                                              first_error_lines(log, kLogLinesShown));
+                                              " for " + sm_arch_name(compute_capability, target) +
+                                              ":" + first_error_lines(log, kLogLinesShown));
   }
   size_t size = 0;
   r = nvrtcGetCUBINSize(guard.program, &size);
@@ -185,16 +188,28 @@ std::string NvrtcCompiler::run_nvrtc(const std::string& source, const fs::path& 
   if (r != NVRTC_SUCCESS) nvrtc_failed("nvrtcGetCUBIN", r, source_path);
   if (cubin.empty()) {
     throw Error(ErrorCode::kCompileError, "NVRTC produced no cubin for " + source_path.string() +
-                                              " (" + sm_arch_name(compute_capability) + ")");
+                                              " (" + sm_arch_name(compute_capability, target) +
+                                              ")");
   }
   return cubin;
 }
 
 std::vector<CubinPtr> NvrtcCompiler::compile_all(const std::vector<std::string>& sources,
-                                                 int compute_capability) {
+                                                 int compute_capability,
+                                                 const std::vector<ArchTarget>& targets) {
+  if (!targets.empty() && targets.size() != sources.size()) {
+    throw Error(ErrorCode::kInvalidArgument, "compile_all: " + std::to_string(targets.size()) +
+                                                 " targets for " + std::to_string(sources.size()) +
+                                                 " sources");
+  }
   CompileProgress progress("CUDA kernels", sources.size());
   return compile_in_parallel<CubinPtr>(
-      sources.size(), [&](size_t i) { return compile(sources[i], compute_capability); }, &progress);
+      sources.size(),
+      [&](size_t i) {
+        return compile(sources[i], compute_capability,
+                       targets.empty() ? ArchTarget::kPortable : targets[i]);
+      },
+      &progress);
 }
 
 }  // namespace gf::codegen

@@ -33,8 +33,13 @@ NvrtcOptions nvrtc_options_from_environment();
 // NVRTC's version, "13.0".
 std::string nvrtc_version();
 
-// A compute capability as NVRTC names it: 90 -> "sm_90".
-std::string sm_arch_name(int compute_capability);
+// Which instruction set a source is compiled for: the portable one of its compute capability,
+// or the architecture-specific one (sm_90a), whose extra instructions (wgmma, setmaxnreg) run on
+// that architecture only. A source that uses them says so (CudaKernelSource::arch_specific).
+enum class ArchTarget { kPortable, kSpecific };
+
+// A compute capability as NVRTC names it: 90 -> "sm_90", or "sm_90a" for kSpecific.
+std::string sm_arch_name(int compute_capability, ArchTarget target = ArchTarget::kPortable);
 
 using CubinPtr = std::shared_ptr<const std::string>;  // the cubin's bytes
 
@@ -46,13 +51,16 @@ class NvrtcCompiler {
   // `compute_capability`: major * 10 + minor (90 for an H100/H200). Throws kCompileError with
   // the first lines of NVRTC's log and the kept source's path, kUnsupported for an
   // architecture this NVRTC cannot target, kIoError when the cache cannot be written.
-  CubinPtr compile(const std::string& source, int compute_capability);
+  CubinPtr compile(const std::string& source, int compute_capability,
+                   ArchTarget target = ArchTarget::kPortable);
   // Compiles in parallel (at most hardware_concurrency threads); results in the order of
-  // `sources`. Rethrows the first failure after every compile has finished.
-  std::vector<CubinPtr> compile_all(const std::vector<std::string>& sources,
-                                    int compute_capability);
+  // `sources`. `targets`: one per source, or empty for all portable. Rethrows the first failure
+  // after every compile has finished.
+  std::vector<CubinPtr> compile_all(const std::vector<std::string>& sources, int compute_capability,
+                                    const std::vector<ArchTarget>& targets = {});
 
-  uint64_t cache_key(const std::string& source, int compute_capability) const;
+  uint64_t cache_key(const std::string& source, int compute_capability,
+                     ArchTarget target = ArchTarget::kPortable) const;
   // How many times this object ran NVRTC (for tests of the cache).
   int nvrtc_runs() const { return nvrtc_runs_.load(); }
   const NvrtcOptions& options() const { return options_; }
@@ -60,9 +68,10 @@ class NvrtcCompiler {
   std::filesystem::path cubin_path(uint64_t key) const;
 
  private:
-  CubinPtr load_or_compile(const std::string& source, int compute_capability, uint64_t key);
+  CubinPtr load_or_compile(const std::string& source, int compute_capability, ArchTarget target,
+                           uint64_t key);
   std::string run_nvrtc(const std::string& source, const std::filesystem::path& source_path,
-                        int compute_capability);
+                        int compute_capability, ArchTarget target);
 
   NvrtcOptions options_;
   OncePerKey<uint64_t, CubinPtr> compiled_;  // in memory, by cache key

@@ -27,11 +27,17 @@ namespace {
 // binding kernels' cubin.
 std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaContext& ctx) {
   std::vector<std::string> sources;
-  for (const CudaStep& s : state.steps)
-    if (s.kind == CudaStep::Kind::kKernel) sources.push_back(s.kernel.source);
+  std::vector<codegen::ArchTarget> targets;
+  for (const CudaStep& s : state.steps) {
+    if (s.kind != CudaStep::Kind::kKernel) continue;
+    sources.push_back(s.kernel.source);
+    targets.push_back(s.kernel.arch_specific ? codegen::ArchTarget::kSpecific
+                                             : codegen::ArchTarget::kPortable);
+  }
   sources.push_back(ProgramBindings::source_for(g));
+  targets.push_back(codegen::ArchTarget::kPortable);
   const std::vector<codegen::CubinPtr> cubins =
-      process_nvrtc().compile_all(sources, ctx.compute_capability());
+      process_nvrtc().compile_all(sources, ctx.compute_capability(), targets);
   // Steps of one source (the same kernel in every layer) share one cubin and load it once.
   std::map<const std::string*, const CudaModule*> loaded;
   size_t next = 0;

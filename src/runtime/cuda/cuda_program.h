@@ -91,6 +91,7 @@ struct CudaProgramStats {
   int skinny_gemm_steps = 0;      // of those, GEMMs run as skinny GEMM kernels
   int cudnn_attention_steps = 0;  // library calls of cuDNN's fused attention
   int cudnn_gemm_steps = 0;       // library calls of cuDNN's fused matmul (GemmLibrary)
+  int tensor_core_gemm_steps = 0;  // generated kernels of our tensor-core GEMM (GemmLibrary)
   int anchor_kernels = 0;         // hand-written kernels (attention, pooling, ...)
   int library_calls = 0;          // cuBLASLt GEMM and cuDNN convolution steps
   int tuned_gemms = 0;     // of those, GEMMs whose algorithm was chosen by timing (gemm_tuning.h)

@@ -431,8 +431,16 @@ class StepBuilder {
     if (op != Op::kMatMul && op != Op::kGemm) return false;
     std::string why;
     try {
-      // An exact GELU joins the call only through cuDNN's fused matmul.
-      if (gemm_library_ != GemmLibrary::kCublasLt) {
+      // An exact GELU joins the call only through our tensor-core GEMM or cuDNN's fused matmul.
+      if (gemm_library_ == GemmLibrary::kGenerated) {
+        GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
+                                                         /*exact_gelu=*/true);
+        if (add_tensor_core_gemm_step(exact.plan, exact.nodes)) {
+          done = std::move(exact.nodes);
+          return true;
+        }
+      }
+      if (gemm_library_ == GemmLibrary::kCudnn || gemm_library_ == GemmLibrary::kTimed) {
         GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
                                                          /*exact_gelu=*/true);
         if (activation_of(exact.plan.spec.epilogue) == GemmActivation::kGeluErf &&
@@ -470,6 +478,8 @@ class StepBuilder {
   // faster), else cuBLASLt; false, with the reason in `why`, when cuBLASLt has no algorithm
   // for it.
   bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
+    if (gemm_library_ == GemmLibrary::kGenerated && add_tensor_core_gemm_step(plan, nodes))
+      return true;
     const ScopeClock clock(stats_.compile_seconds.libraries);
     if (gemm_library_ == GemmLibrary::kCudnn && add_cudnn_gemm_step(plan, nodes, nullptr))
       return true;
@@ -494,6 +504,34 @@ class StepBuilder {
       why = describe_node(g_, product) + ": " + e.what();
       return false;
     }
+  }
+
+  // Our tensor-core GEMM for `plan` as a kernel step computing `nodes` (the product first, its
+  // bias and activation after); false where the kernel does not take the plan on this GPU
+  // (tensor_core_gemm_spec).
+  bool add_tensor_core_gemm_step(const GemmPlan& plan, const std::vector<NodeId>& nodes) {
+    const std::optional<codegen::TensorCoreGemmSpec> spec =
+        tensor_core_gemm_spec(plan, emit_options_.compute_capability);
+    if (!spec) return false;
+    const Node& product = g_.node(nodes.front());
+    const std::string name = "gf_gemm_" + std::to_string(nodes.front());
+    CudaStep s;
+    s.kind = CudaStep::Kind::kKernel;
+    s.kernel = codegen::emit_tensor_core_gemm_kernel(*spec, name, emit_options_.sm_count,
+                                                     emit_options_.compute_capability);
+    s.label = "tensor-core GEMM " + spec->to_string() + " for " + describe_node(g_, product);
+    if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
+    for (codegen::TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(*spec)) {
+      s.buffers.push_back(role == codegen::TensorCoreGemmBuffer::kA      ? plan.a
+                          : role == codegen::TensorCoreGemmBuffer::kW    ? plan.b
+                          : role == codegen::TensorCoreGemmBuffer::kBias ? plan.bias
+                                                                         : plan.c);
+      s.is_output.push_back(role == codegen::TensorCoreGemmBuffer::kC);
+    }
+    state_.steps.push_back(std::move(s));
+    ++stats_.generated_kernels;
+    ++stats_.tensor_core_gemm_steps;
+    return true;
   }
 
   // cuDNN's fused matmul for `plan` as its step, computing `nodes`; with `cublaslt` (the same

@@ -135,6 +135,34 @@ std::optional<CudnnMatmulSpec> cudnn_matmul_spec(const GemmPlan& plan) {
   return s;
 }
 
+std::optional<codegen::TensorCoreGemmSpec> tensor_core_gemm_spec(const GemmPlan& plan,
+                                                                 int compute_capability) {
+  const GemmSpec& g = plan.spec;
+  if (plan.calls.size() != 1 || g.batch != 1 || g.trans_a || !g.trans_b) return std::nullopt;
+  const GemmCall& call = plan.calls.front();
+  if (call.a_offset != 0 || call.b_offset != 0 || call.c_offset != 0) return std::nullopt;
+  codegen::TensorCoreGemmSpec s;
+  s.dtype = g.dtype;
+  s.m = g.m, s.n = g.n, s.k = g.k;
+  s.has_bias = has_bias(g.epilogue);
+  switch (activation_of(g.epilogue)) {
+    case GemmActivation::kNone:
+      s.activation = codegen::TensorCoreGemmActivation::kNone;
+      break;
+    case GemmActivation::kRelu:
+      s.activation = codegen::TensorCoreGemmActivation::kRelu;
+      break;
+    case GemmActivation::kGeluTanh:
+      s.activation = codegen::TensorCoreGemmActivation::kGeluTanh;
+      break;
+    case GemmActivation::kGeluErf:
+      s.activation = codegen::TensorCoreGemmActivation::kGeluErf;
+      break;
+  }
+  if (!codegen::tensor_core_gemm_refusal(s, compute_capability).empty()) return std::nullopt;
+  return s;
+}
+
 std::unique_ptr<CudnnMatmul> choose_cudnn_matmul(const CudnnHandle& handle,
                                                  const CudnnMatmulSpec& spec,
                                                  CublasLtGemm* cublaslt, const std::string& what) {

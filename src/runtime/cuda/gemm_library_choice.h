@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "codegen/cuda/tensor_core_gemm.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cudnn_matmul.h"
 #include "runtime/cuda/gemm_plan.h"
@@ -18,6 +19,12 @@ namespace gf::cuda {
 // The cuDNN form of `plan`: one call, f16 or bf16, no batch (a shared B folds it into the rows),
 // A not transposed, n and k multiples of 8; nullopt where cuDNN's fused matmul does not take it.
 std::optional<CudnnMatmulSpec> cudnn_matmul_spec(const GemmPlan& plan);
+
+// The form of `plan` our tensor-core GEMM takes on a GPU of `compute_capability`
+// (GemmLibrary::kGenerated): one call, no batch, A not transposed, B stored [n, k] (a constant
+// weight, weight_layout.h), and what tensor_core_gemm_refusal accepts; nullopt elsewhere.
+std::optional<codegen::TensorCoreGemmSpec> tensor_core_gemm_spec(const GemmPlan& plan,
+                                                                 int compute_capability);
 
 // cuDNN's fused matmul for `spec`, its candidate chosen by timing (the heuristic's first for a
 // product of less than kGemmTunedMinFlops); or null when `cublaslt` (the same product through

@@ -1,0 +1,221 @@
+// The sm_90 tensor-core GEMM on the GPU against products computed here in double (label gpu):
+// every tile, each epilogue and dtype, sizes off every tile edge (m, n not multiples of the
+// tile, n not a multiple of 8, k not a multiple of 64), and more tiles than SMs (each block
+// walks several); then Sessions with GemmLibrary::kGenerated against the reference interpreter.
+// Skips where the GPU is not sm_90.
+#ifdef GF_HAVE_CUDA
+
+#include <cuda_runtime_api.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "codegen/cuda/nvrtc_compiler.h"
+#include "codegen/cuda/tensor_core_gemm.h"
+#include "cuda_backend_util.h"
+#include "graphfuse/builder.h"
+#include "graphfuse/session.h"
+#include "runtime/cpu/reference/interpreter.h"
+#include "runtime/cuda/cuda_module.h"
+#include "test_util.h"
+
+namespace gf {
+namespace {
+
+using codegen::TensorCoreGemmActivation;
+using codegen::TensorCoreGemmBuffer;
+using codegen::TensorCoreGemmSpec;
+using codegen::TensorCoreGemmTile;
+
+#define GF_CUDART(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+class TensorCoreGemmGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const CudaProbe probe = probe_cuda();
+    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
+    const CudaDeviceInfo& d = probe.devices.front();
+    cc_ = d.compute_major * 10 + d.compute_minor;
+    sms_ = d.multiprocessors;
+    if (cc_ != 90)
+      GTEST_SKIP() << "the tensor-core GEMM runs on sm_90 only, this GPU is sm_" << cc_;
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaFree(nullptr), cudaSuccess);  // the primary context, current for the driver API
+  }
+  int cc_ = 0, sms_ = 0;
+};
+
+double activate(TensorCoreGemmActivation a, double x) {
+  switch (a) {
+    case TensorCoreGemmActivation::kNone:
+      return x;
+    case TensorCoreGemmActivation::kRelu:
+      return x > 0 ? x : 0;
+    case TensorCoreGemmActivation::kGeluErf:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case TensorCoreGemmActivation::kGeluTanh:
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+Tensor random_tensor(std::mt19937& rng, DType dtype, std::vector<int64_t> dims, float scale) {
+  Tensor t(DType::kF32, std::move(dims));
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return testing::to_dtype(t, dtype);
+}
+
+TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
+  codegen::NvrtcOptions cache;
+  cache.cache_dir =
+      std::filesystem::temp_directory_path() / ("gf_test_tc_gemm_gpu_" + std::to_string(getpid()));
+  codegen::NvrtcCompiler compiler(cache);
+  const CudaDriverApi& cu = cuda_driver();
+  std::mt19937 rng(11);
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 64, 64},      {5, 72, 8},        {64, 64, 64},
+                          {127, 200, 136},  {70, 77, 64},      {300, 1000, 776},
+                          {129, 3072, 768}, {1024, 3072, 768}, {2000, 520, 96}};
+  const std::vector<TensorCoreGemmTile> tiles = {{},          {2, 256, 3}, {2, 192, 4},
+                                                 {2, 128, 5}, {1, 128, 6}, {1, 64, 8}};
+  int cases = 0;
+  for (const Shape& sh : shapes) {
+    for (DType dtype : {DType::kF16, DType::kBF16}) {
+      for (size_t ti = 0; ti < tiles.size(); ti += (sh.m * sh.n > 1000000 ? 2 : 1)) {
+        TensorCoreGemmSpec s;
+        s.dtype = dtype;
+        s.m = sh.m, s.n = sh.n, s.k = sh.k;
+        s.tile = tiles[ti];
+        const int e = cases++ % 5;  // the epilogue cycles so that every one meets every tile
+        s.has_bias = e != 0;
+        s.activation = e == 2   ? TensorCoreGemmActivation::kRelu
+                       : e == 3 ? TensorCoreGemmActivation::kGeluErf
+                       : e == 4 ? TensorCoreGemmActivation::kGeluTanh
+                                : TensorCoreGemmActivation::kNone;
+        SCOPED_TRACE(s.to_string());
+        Tensor a = random_tensor(rng, dtype, {s.m, s.k}, 1.0f);
+        Tensor w = random_tensor(rng, dtype, {s.n, s.k}, 1.7f / std::sqrt(static_cast<float>(s.k)));
+        Tensor bias = random_tensor(rng, dtype, {s.n}, 0.5f);
+        Tensor c(dtype, {s.m, s.n});
+        const codegen::CudaKernelSource src =
+            codegen::emit_tensor_core_gemm_kernel(s, "gf_tc", sms_, cc_);
+        const std::unique_ptr<CudaModule> module = CudaModule::load(
+            *compiler.compile(src.source, cc_, codegen::ArchTarget::kSpecific), "gf_tc");
+        const CUfunction fn = module->function("gf_tc");
+        allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
+        std::vector<void*> table;
+        void* c_dev = nullptr;
+        for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
+          const Tensor& host = role == TensorCoreGemmBuffer::kA      ? a
+                               : role == TensorCoreGemmBuffer::kW    ? w
+                               : role == TensorCoreGemmBuffer::kBias ? bias
+                                                                     : c;
+          void* p = nullptr;
+          GF_CUDART(cudaMalloc(&p, host.nbytes()));
+          table.push_back(p);
+          if (role == TensorCoreGemmBuffer::kC) {
+            c_dev = p;
+            GF_CUDART(cudaMemset(p, 0xff, host.nbytes()));  // NaN: an unwritten element shows
+          } else {
+            GF_CUDART(cudaMemcpy(p, host.raw(), host.nbytes(), cudaMemcpyHostToDevice));
+          }
+        }
+        void* table_dev = nullptr;
+        GF_CUDART(cudaMalloc(&table_dev, table.size() * sizeof(void*)));
+        GF_CUDART(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*),
+                             cudaMemcpyHostToDevice));
+        void* params[] = {&table_dev};
+        check_cu(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                                   src.launch.dynamic_shared_bytes, nullptr, params, nullptr),
+                 "cuLaunchKernel");
+        GF_CUDART(cudaDeviceSynchronize());
+        GF_CUDART(cudaMemcpy(c.raw(), c_dev, c.nbytes(), cudaMemcpyDeviceToHost));
+        // Every element written; the values of all rows for small products, of the first and
+        // last 48 rows for large ones (every tile row and column position still appears).
+        double err = 0, norm = 0;
+        for (int64_t r = 0; r < s.m; ++r) {
+          const bool checked = s.m * s.n * s.k <= 60000000 || r < 48 || r >= s.m - 48;
+          for (int64_t j = 0; j < s.n; ++j) {
+            const double got = c.element_as_double(r * s.n + j);
+            ASSERT_FALSE(std::isnan(got)) << "element (" << r << ", " << j << ") unwritten or NaN";
+            if (!checked) continue;
+            double acc = 0;
+            for (int64_t i = 0; i < s.k; ++i)
+              acc += a.element_as_double(r * s.k + i) * w.element_as_double(j * s.k + i);
+            if (s.has_bias) acc += bias.element_as_double(j);
+            const double want = activate(s.activation, acc);
+            err += (got - want) * (got - want);
+            norm += want * want;
+          }
+        }
+        const double tol = dtype == DType::kF16 ? 2e-3 : 1e-2;
+        EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), tol);
+        for (void* p : table) cudaFree(p);
+        cudaFree(table_dev);
+      }
+    }
+  }
+  std::filesystem::remove_all(cache.cache_dir);
+}
+
+// act(x W + bias) as a graph: x an input [m, k], W a constant [k, n] (stored [n, k] on the
+// device), bias a constant [n]; `act` 0 none, 1 Relu, 2 Gelu (erf), 3 Gelu (tanh).
+Graph mlp_layer(DType t, int64_t m, int64_t k, int64_t n, int act, bool bias) {
+  std::mt19937 rng(static_cast<uint32_t>(k * 31 + n));
+  GraphBuilder b("mlp");
+  const ValueId x = b.input("x", t, Shape{m, k});
+  const ValueId w =
+      b.constant("w", random_tensor(rng, t, {k, n}, 1.7f / std::sqrt(static_cast<float>(k))));
+  ValueId y = b.matmul(x, w);
+  if (bias) y = b.add(y, b.constant("bias", random_tensor(rng, t, {n}, 0.5f)));
+  y = act == 1 ? b.unary(Op::kRelu, y) : act >= 2 ? b.gelu(y, act == 3) : b.unary(Op::kIdentity, y);
+  b.output(y, "y");
+  return b.build();
+}
+
+// The product, its bias and its activation (the exact GELU included) are one kernel of ours and
+// no library call, in graph and eager mode, f16 and bf16, odd sizes and the BERT MLP shape.
+TEST_F(TensorCoreGemmGpu, SessionsRunProductsAndEpiloguesAsOneKernel) {
+  struct Case {
+    int64_t m, k, n;
+    int act;
+    bool bias;
+  };
+  const Case cases[] = {{37, 64, 200, 2, true},   {256, 768, 3072, 2, true},
+                        {130, 136, 72, 0, false}, {300, 96, 520, 1, true},
+                        {64, 768, 768, 3, true},  {1, 64, 64, 0, true}};
+  for (const Case& c : cases) {
+    for (DType t : {DType::kF16, DType::kBF16}) {
+      const Graph g = mlp_layer(t, c.m, c.k, c.n, c.act, c.bias);
+      const std::vector<Tensor> inputs = testing::random_inputs(g, {-1, 1}, 7);
+      const std::vector<Tensor> want = ref::run_graph(g, inputs);
+      for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(c.m) + "x" +
+                     std::to_string(c.k) + "x" + std::to_string(c.n) + " act " +
+                     std::to_string(c.act) + (mode == ExecutionMode::kGraph ? " graph" : " eager"));
+        SessionOptions o{Device::kCuda};
+        o.mode = mode;
+        o.gemm_library = GemmLibrary::kGenerated;
+        o.skinny_gemm = SkinnyGemm::kOff;  // one row: the product still comes here
+        const Session s(g, o);
+        // The reference rounds the product, the sum and the activation each to 16 bits.
+        testing::expect_matches(s.run(inputs)[0], want[0], 2);
+        const SessionStats st = s.stats();
+        EXPECT_EQ(st.tensor_core_gemm_steps, 1);
+        EXPECT_EQ(st.library_calls, 0);
+        EXPECT_EQ(st.fused_kernels, 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gf
+
+#endif  // GF_HAVE_CUDA
