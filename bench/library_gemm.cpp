@@ -7,7 +7,10 @@
 // product in double over its first rows. A summary follows: per m and epilogue, the best of
 // each library against cuBLASLt's best product without epilogue.
 //
-//   bench_library_gemm [--reps N] [--rows M,M,...] [--json FILE]
+//   bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] [--json FILE]
+//
+// --libraries: any of cublaslt, cudnn, graphfuse (default all); cuBLASLt's product without
+// epilogue, the bar, is always timed. Building cuDNN's plans takes most of a full run.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -210,13 +213,21 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
   static codegen::NvrtcCompiler nvrtc;
   const std::vector<codegen::TensorCoreGemmTile> tiles = {{},          {2, 256, 3}, {2, 192, 4},
                                                           {2, 128, 5}, {1, 128, 6}, {1, 64, 8}};
+  // Every tile's kernel compiled at once, in parallel.
+  std::vector<codegen::CudaKernelSource> sources;
+  std::vector<std::string> texts;
+  for (const codegen::TensorCoreGemmTile& t : tiles) {
+    spec.tile = t;
+    sources.push_back(
+        codegen::emit_tensor_core_gemm_kernel(spec, "gf_tc_gemm", sms, compute_capability));
+    texts.push_back(sources.back().source);
+  }
+  const std::vector<codegen::CubinPtr> cubins = nvrtc.compile_all(
+      texts, compute_capability,
+      std::vector<codegen::ArchTarget>(texts.size(), codegen::ArchTarget::kSpecific));
   for (size_t i = 0; i < tiles.size(); ++i) {
-    spec.tile = tiles[i];
-    const codegen::CudaKernelSource src =
-        codegen::emit_tensor_core_gemm_kernel(spec, "gf_tc_gemm", sms, compute_capability);
-    const auto module = CudaModule::load(
-        *nvrtc.compile(src.source, compute_capability, codegen::ArchTarget::kSpecific),
-        "gf_tc_gemm");
+    const codegen::CudaKernelSource& src = sources[i];
+    const auto module = CudaModule::load(*cubins[i], "gf_tc_gemm");
     const CUfunction fn = module->function("gf_tc_gemm");
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc_gemm");
     std::vector<void*> table;
@@ -284,6 +295,7 @@ int bench_main(int argc, char** argv) {
   int reps = 50;
   std::vector<int64_t> ms = {128, 1024, 4096};
   std::string json_path;
+  bool with_cublaslt = true, with_cudnn = true, with_ours = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
@@ -292,8 +304,28 @@ int bench_main(int argc, char** argv) {
       ms = bench::parse_row_counts(argv[++i], "--rows", 1, int64_t{1} << 20);
     } else if (a == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (a == "--libraries" && i + 1 < argc) {
+      with_cublaslt = with_cudnn = with_ours = false;
+      const std::string list = argv[++i];
+      size_t start = 0;
+      while (start <= list.size()) {
+        const size_t end = std::min(list.find(',', start), list.size());
+        const std::string name = list.substr(start, end - start);
+        bool& flag = name == "cublaslt" ? with_cublaslt : name == "cudnn" ? with_cudnn : with_ours;
+        if (name != "cublaslt" && name != "cudnn" && name != "graphfuse") {
+          std::fprintf(stderr,
+                       "bench_library_gemm: --libraries takes cublaslt, cudnn and graphfuse, not "
+                       "'%s'\n",
+                       name.c_str());
+          return 1;
+        }
+        flag = true;
+        start = end + 1;
+      }
     } else {
-      std::fprintf(stderr, "usage: bench_library_gemm [--reps N] [--rows M,M,...] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] "
+                   "[--json FILE]\n");
       return 1;
     }
   }
@@ -315,14 +347,16 @@ int bench_main(int argc, char** argv) {
   std::vector<Row> rows;
   for (int64_t m : ms) {
     Problem p(m, 768, 3072, size_t{32} << 20);
-    for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluTanh})
-      run_cublaslt(p, e, cublaslt, stream, reps, rows);
-    if (cudnn) {
+    run_cublaslt(p, Epilogue::kNone, cublaslt, stream, reps, rows);  // the bar
+    if (with_cublaslt) run_cublaslt(p, Epilogue::kBiasGeluTanh, cublaslt, stream, reps, rows);
+    if (cudnn && with_cudnn) {
       for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
         run_cudnn(p, e, *cudnn, stream, reps, rows);
     }
-    for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
-      run_tensor_core(p, e, cc, dev.multiprocessors, stream, reps, rows);
+    if (with_ours) {
+      for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
+        run_tensor_core(p, e, cc, dev.multiprocessors, stream, reps, rows);
+    }
   }
   CK(cudaStreamDestroy(stream));
   std::printf("%-9s %-15s %-16s %-30s %9s %8s %9s\n", "library", "epilogue", "m x k x n (f16)",

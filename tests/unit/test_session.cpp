@@ -72,10 +72,12 @@ TEST(Session, SkinnyGemmChoicesHaveNamesAndAutoIsTheDefault) {
 
 TEST(Session, GemmLibrariesHaveNamesAndCublasLtIsTheDefault) {
   EXPECT_EQ(SessionOptions{}.gemm_library, GemmLibrary::kCublasLt);
-  for (GemmLibrary l : {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed})
+  for (GemmLibrary l :
+       {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed, GemmLibrary::kGenerated})
     EXPECT_EQ(gemm_library_from_name(gemm_library_name(l)), l);
   EXPECT_EQ(gemm_library_name(GemmLibrary::kTimed), "timed");
   EXPECT_EQ(gemm_library_from_name("cudnn"), GemmLibrary::kCudnn);
+  EXPECT_EQ(gemm_library_from_name("generated"), GemmLibrary::kGenerated);
   for (const char* bad : {"auto", "cuBLASLt", "cublas", "", "cudnn "})
     EXPECT_FALSE(gemm_library_from_name(bad).has_value()) << bad;
 }
