@@ -28,6 +28,15 @@ inline int cuda_compute_capability() {
   return probe.devices.front().compute_major * 10 + probe.devices.front().compute_minor;
 }
 
+// Values drawn uniformly from [-scale, scale], rounded to `dtype`.
+inline Tensor uniform_tensor(std::mt19937& rng, DType dtype, std::vector<int64_t> dims,
+                             float scale) {
+  Tensor t(DType::kF32, std::move(dims));
+  std::uniform_real_distribution<float> d(-scale, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return to_dtype(t, dtype);
+}
+
 // Standard normal values.
 inline Tensor normal_f32(std::mt19937& rng, std::vector<int64_t> dims) {
   Tensor t(DType::kF32, std::move(dims));

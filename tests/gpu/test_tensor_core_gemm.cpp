@@ -16,6 +16,7 @@
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "codegen/cuda/tensor_core_gemm.h"
 #include "cuda_backend_util.h"
+#include "gpu_test_util.h"
 #include "graphfuse/builder.h"
 #include "graphfuse/session.h"
 #include "runtime/cpu/reference/interpreter.h"
@@ -32,14 +33,13 @@ using codegen::TensorCoreGemmTile;
 
 #define GF_CUDART(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-class TensorCoreGemmGpu : public ::testing::Test {
+class TensorCoreGemmGpu : public testing::CudaDeviceTest {
  protected:
   void SetUp() override {
-    const CudaProbe probe = probe_cuda();
-    if (probe.devices.empty()) GTEST_SKIP() << "no CUDA device: " << probe.reason;
-    const CudaDeviceInfo& d = probe.devices.front();
-    cc_ = d.compute_major * 10 + d.compute_minor;
-    sms_ = d.multiprocessors;
+    testing::CudaDeviceTest::SetUp();
+    if (IsSkipped()) return;
+    cc_ = testing::cuda_compute_capability();
+    sms_ = probe_cuda().devices.front().multiprocessors;
     if (cc_ != 90)
       GTEST_SKIP() << "the tensor-core GEMM runs on sm_90 only, this GPU is sm_" << cc_;
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
@@ -62,12 +62,7 @@ double activate(TensorCoreGemmActivation a, double x) {
   return x;
 }
 
-Tensor random_tensor(std::mt19937& rng, DType dtype, std::vector<int64_t> dims, float scale) {
-  Tensor t(DType::kF32, std::move(dims));
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
-  return testing::to_dtype(t, dtype);
-}
+using testing::uniform_tensor;
 
 TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
   codegen::NvrtcOptions cache;
@@ -99,9 +94,10 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
                        : e == 4 ? TensorCoreGemmActivation::kGeluTanh
                                 : TensorCoreGemmActivation::kNone;
         SCOPED_TRACE(s.to_string());
-        Tensor a = random_tensor(rng, dtype, {s.m, s.k}, 1.0f);
-        Tensor w = random_tensor(rng, dtype, {s.n, s.k}, 1.7f / std::sqrt(static_cast<float>(s.k)));
-        Tensor bias = random_tensor(rng, dtype, {s.n}, 0.5f);
+        Tensor a = uniform_tensor(rng, dtype, {s.m, s.k}, 1.0f);
+        Tensor w =
+            uniform_tensor(rng, dtype, {s.n, s.k}, 1.7f / std::sqrt(static_cast<float>(s.k)));
+        Tensor bias = uniform_tensor(rng, dtype, {s.n}, 0.5f);
         Tensor c(dtype, {s.m, s.n});
         const codegen::CudaKernelSource src =
             codegen::emit_tensor_core_gemm_kernel(s, "gf_tc", sms_, cc_);
@@ -171,9 +167,9 @@ Graph mlp_layer(DType t, int64_t m, int64_t k, int64_t n, int act, bool bias) {
   GraphBuilder b("mlp");
   const ValueId x = b.input("x", t, Shape{m, k});
   const ValueId w =
-      b.constant("w", random_tensor(rng, t, {k, n}, 1.7f / std::sqrt(static_cast<float>(k))));
+      b.constant("w", uniform_tensor(rng, t, {k, n}, 1.7f / std::sqrt(static_cast<float>(k))));
   ValueId y = b.matmul(x, w);
-  if (bias) y = b.add(y, b.constant("bias", random_tensor(rng, t, {n}, 0.5f)));
+  if (bias) y = b.add(y, b.constant("bias", uniform_tensor(rng, t, {n}, 0.5f)));
   y = act == 1 ? b.unary(Op::kRelu, y) : act >= 2 ? b.gelu(y, act == 3) : b.unary(Op::kIdentity, y);
   b.output(y, "y");
   return b.build();
