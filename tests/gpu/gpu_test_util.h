@@ -1,6 +1,10 @@
-// What GPU tests share: a fixture that skips without a CUDA device, random f32 tensors, and a
-// relative-norm comparison.
+// What GPU tests share: a fixture that skips without a CUDA device, random tensors, a tensor's
+// copy in device memory, and a relative-norm comparison.
 #pragma once
+
+#ifdef GF_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -44,6 +48,23 @@ inline Tensor normal_f32(std::mt19937& rng, std::vector<int64_t> dims) {
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
   return t;
 }
+
+#ifdef GF_HAVE_CUDA
+// Device memory of `bytes` (at least 1), or holding a copy of a tensor; freed on destruction,
+// also when an assertion ends the test early.
+struct DeviceCopy {
+  void* p = nullptr;
+  explicit DeviceCopy(size_t bytes) {
+    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(bytes, 1)), cudaSuccess);
+  }
+  explicit DeviceCopy(const Tensor& t) : DeviceCopy(t.nbytes()) {
+    EXPECT_EQ(cudaMemcpy(p, t.raw(), t.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceCopy() { cudaFree(p); }
+  DeviceCopy(const DeviceCopy&) = delete;
+  DeviceCopy& operator=(const DeviceCopy&) = delete;
+};
+#endif
 
 // The relative error norm of `got` against `want`, ||got - want|| / ||want||, is at most `rel`;
 // every element must be written (not NaN).

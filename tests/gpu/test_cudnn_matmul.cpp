@@ -48,18 +48,7 @@ Tensor random_matrix(std::mt19937& rng, DType dtype, std::vector<int64_t> dims, 
   return testing::to_dtype(t, dtype);
 }
 
-struct DeviceCopy {
-  void* p = nullptr;
-  explicit DeviceCopy(size_t bytes) {
-    EXPECT_EQ(cudaMalloc(&p, std::max<size_t>(bytes, 1)), cudaSuccess);
-  }
-  explicit DeviceCopy(const Tensor& t) : DeviceCopy(t.nbytes()) {
-    EXPECT_EQ(cudaMemcpy(p, t.raw(), t.nbytes(), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  ~DeviceCopy() { cudaFree(p); }
-  DeviceCopy(const DeviceCopy&) = delete;
-  DeviceCopy& operator=(const DeviceCopy&) = delete;
-};
+using testing::DeviceCopy;
 
 // Operands of one spec and the reference result from f32 copies through the interpreter.
 struct Operands {

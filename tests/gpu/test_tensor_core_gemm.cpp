@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -105,25 +106,26 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
             *compiler.compile(src.source, cc_, codegen::ArchTarget::kSpecific), "gf_tc");
         const CUfunction fn = module->function("gf_tc");
         allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
+        // The operands' device copies (C filled with NaN: an unwritten element shows), then
+        // the pointer table in the kernel's order; all freed however the case ends.
+        std::vector<std::unique_ptr<testing::DeviceCopy>> copies;
         std::vector<void*> table;
         void* c_dev = nullptr;
         for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
-          const Tensor& host = role == TensorCoreGemmBuffer::kA      ? a
-                               : role == TensorCoreGemmBuffer::kW    ? w
-                               : role == TensorCoreGemmBuffer::kBias ? bias
-                                                                     : c;
-          void* p = nullptr;
-          GF_CUDART(cudaMalloc(&p, host.nbytes()));
-          table.push_back(p);
           if (role == TensorCoreGemmBuffer::kC) {
-            c_dev = p;
-            GF_CUDART(cudaMemset(p, 0xff, host.nbytes()));  // NaN: an unwritten element shows
+            copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
+            c_dev = copies.back()->p;
+            GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
           } else {
-            GF_CUDART(cudaMemcpy(p, host.raw(), host.nbytes(), cudaMemcpyHostToDevice));
+            copies.push_back(
+                std::make_unique<testing::DeviceCopy>(role == TensorCoreGemmBuffer::kA   ? a
+                                                      : role == TensorCoreGemmBuffer::kW ? w
+                                                                                         : bias));
           }
+          table.push_back(copies.back()->p);
         }
-        void* table_dev = nullptr;
-        GF_CUDART(cudaMalloc(&table_dev, table.size() * sizeof(void*)));
+        const testing::DeviceCopy table_copy(table.size() * sizeof(void*));
+        void* table_dev = table_copy.p;
         GF_CUDART(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*),
                              cudaMemcpyHostToDevice));
         void* params[] = {&table_dev};
@@ -152,8 +154,6 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
         }
         const double tol = dtype == DType::kF16 ? 2e-3 : 1e-2;
         EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), tol);
-        for (void* p : table) cudaFree(p);
-        cudaFree(table_dev);
       }
     }
   }

@@ -170,6 +170,41 @@ TEST(CublasLtEpilogue, CudnnTakesOneUnbatchedSixteenBitCallWithSixteenByteRows) 
   EXPECT_FALSE(spec_of(DType::kF16, Shape{3, 4, 8}, Shape{3, 8, 16}).has_value());  // batched
 }
 
+// Our tensor-core GEMM's form of a plan (GemmLibrary::kGenerated): one unbatched f16/bf16 call
+// with B stored [n, k] (a constant weight) and k a multiple of 8, on sm_90 only; the exact GELU
+// epilogue included.
+TEST(CublasLtEpilogue, TensorCoreGemmTakesOneUnbatchedCallWithAConstantWeightOnSm90) {
+  GraphBuilder b;
+  const ValueId bias = b.constant("bias", Tensor(DType::kF16, {16}));
+  b.output(b.gelu(b.add(product(b), bias), false));
+  const Graph g = b.build();
+  const cuda::GemmPlan plan =
+      cuda::plan_gemm_with_epilogue(g, whole_graph_group(g), false, true).plan;
+  const std::optional<codegen::TensorCoreGemmSpec> s = cuda::tensor_core_gemm_spec(plan, 90);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->to_string(), "f16 m=4 n=16 k=8 +bias +gelu(erf)");
+  EXPECT_FALSE(cuda::tensor_core_gemm_spec(plan, 80).has_value());   // no wgmma
+  EXPECT_FALSE(cuda::tensor_core_gemm_spec(plan, 100).has_value());  // nor there
+
+  const auto spec_of = [](DType t, Shape x, Shape w, bool constant_w) {
+    GraphBuilder gb;
+    const ValueId wv =
+        constant_w ? gb.constant("w", Tensor(t, w.static_dims())) : gb.input("w", t, w);
+    gb.output(gb.matmul(gb.input("x", t, std::move(x)), wv));
+    const Graph graph = gb.build();
+    return cuda::tensor_core_gemm_spec(cuda::plan_gemm(graph, graph.node(0), false), 90);
+  };
+  const std::optional<codegen::TensorCoreGemmSpec> folded =
+      spec_of(DType::kBF16, Shape{2, 7, 8}, Shape{8, 24}, true);
+  ASSERT_TRUE(folded.has_value());  // the shared W folds the batch into 14 rows
+  EXPECT_EQ(folded->to_string(), "bf16 m=14 n=24 k=8");
+  EXPECT_FALSE(spec_of(DType::kF16, Shape{4, 8}, Shape{8, 16}, false).has_value());   // W [k, n]
+  EXPECT_FALSE(spec_of(DType::kF32, Shape{4, 8}, Shape{8, 16}, true).has_value());    // f32
+  EXPECT_FALSE(spec_of(DType::kF16, Shape{4, 12}, Shape{12, 16}, true).has_value());  // k % 8
+  EXPECT_FALSE(
+      spec_of(DType::kF16, Shape{3, 4, 8}, Shape{3, 8, 16}, false).has_value());  // batched
+}
+
 TEST(CublasLtEpilogue, AnActivationWithoutBiasIsTakenAndNothingAfterIt) {
   GraphBuilder b;
   const ValueId act = b.gelu(product(b), true);

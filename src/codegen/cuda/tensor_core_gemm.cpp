@@ -60,6 +60,11 @@ void check_tile(const TensorCoreGemmTile& t, const TensorCoreGemmSpec& s) {
   }
 }
 
+void check_sm_count(int sm_count) {
+  if (sm_count < 1)
+    throw Error(ErrorCode::kInvalidArgument, "tensor-core GEMM: sm_count must be at least 1");
+}
+
 const char* activation_name(TensorCoreGemmActivation a) {
   switch (a) {
     case TensorCoreGemmActivation::kNone:
@@ -125,8 +130,7 @@ std::string tensor_core_gemm_refusal(const TensorCoreGemmSpec& s, int compute_ca
 }
 
 TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, int sm_count) {
-  if (sm_count < 1)
-    throw Error(ErrorCode::kInvalidArgument, "tensor-core GEMM: sm_count must be at least 1");
+  check_sm_count(sm_count);
   const Candidate* best = nullptr;
   double best_cost = 0;
   for (const Candidate& c : kCandidates) {
@@ -143,11 +147,10 @@ CudaKernelSource emit_tensor_core_gemm_kernel(const TensorCoreGemmSpec& spec,
   const std::string refusal = tensor_core_gemm_refusal(spec, compute_capability);
   if (!refusal.empty())
     throw Error(ErrorCode::kUnsupported, "tensor-core GEMM " + spec.to_string() + ": " + refusal);
+  check_sm_count(sm_count);
   const TensorCoreGemmTile t =
       spec.tile.consumers == 0 ? choose_tensor_core_gemm_tile(spec, sm_count) : spec.tile;
   check_tile(t, spec);
-  if (sm_count < 1)
-    throw Error(ErrorCode::kInvalidArgument, "tensor-core GEMM: sm_count must be at least 1");
   const std::vector<TensorCoreGemmBuffer> buffers = tensor_core_gemm_buffers(spec);
   auto index_of = [&](TensorCoreGemmBuffer role) {
     const auto it = std::find(buffers.begin(), buffers.end(), role);
