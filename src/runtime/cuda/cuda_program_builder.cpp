@@ -3,9 +3,9 @@
 //   GEMM/attention       a decode-shaped product as a skinny GEMM kernel with the head of its
 //                        epilogue fused (skinny_gemm_step.h; a norm alone in its group before
 //                        the product goes into that kernel too, and its group is left out),
-//                        else the anchor through cuBLASLt or cuDNN's fused matmul
-//                        (with a bias row and Relu/GELU of its epilogue: gemm_plan.h; which
-//                        library: gemm_library_choice.h), cuDNN or a hand-written kernel; then
+//                        else the anchor through cuBLASLt, cuDNN's fused matmul or our
+//                        tensor-core GEMM (with a bias row and Relu/GELU of its epilogue:
+//                        gemm_steps.h), cuDNN or a hand-written kernel; then
 //                        the rest of the epilogue as one generated kernel;
 //   view                 metadata views alias their input; strided views one generated kernel,
 //                        unless the attention kernel after them reads them in place (and
@@ -15,7 +15,6 @@
 // anchor tries its libraries and kernels, any other node its own generated kernel, and what is
 // left runs on the host (counted, with the reason, in the stats).
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -26,9 +25,9 @@
 #include "runtime/cuda/attention_views.h"
 #include "runtime/cuda/cuda_attention_step.h"
 #include "runtime/cuda/cuda_steps.h"
-#include "runtime/cuda/gemm_library_choice.h"
-#include "runtime/cuda/gemm_tuning.h"
+#include "runtime/cuda/gemm_steps.h"
 #include "runtime/cuda/skinny_gemm_step.h"
+#include "runtime/cuda/step_build_util.h"
 
 namespace gf::cuda {
 
@@ -57,25 +56,6 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
 
 namespace {
 
-// Adds the time its scope took to `into` (the compile's split of library plans and choices).
-class ScopeClock {
- public:
-  explicit ScopeClock(double& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
-  ~ScopeClock() {
-    into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
-  ScopeClock(const ScopeClock&) = delete;
-  ScopeClock& operator=(const ScopeClock&) = delete;
-
- private:
-  double& into_;
-  std::chrono::steady_clock::time_point start_;
-};
-
-bool is_unsupported(const Error& e) {
-  return e.code() == ErrorCode::kUnsupported;
-}
-
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
@@ -86,7 +66,7 @@ class StepBuilder {
         stats_(stats),
         skinny_gemm_(skinny_gemm),
         attention_(attention),
-        gemm_library_(gemm_library) {
+        gemm_steps_(g, state, stats, gemm_library, sm_count, compute_capability) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
     emit_options_.round_16bit_intermediates = round_16bit_intermediates;
@@ -118,9 +98,9 @@ class StepBuilder {
       case fusion::GroupKind::kAttention: {
         std::vector<NodeId> done{group.anchor};  // what the anchor's step computes
         const bool gemm = group.kind == fusion::GroupKind::kGemm;
-        const bool taken = gemm
-                               ? try_skinny_gemm(group, done) || try_gemm_with_epilogue(group, done)
-                               : try_attention_in_place(group, done);
+        const bool taken =
+            gemm ? try_skinny_gemm(group, done) || gemm_steps_.add_with_epilogue(group, done)
+                 : try_attention_in_place(group, done);
         if (!taken) add_node(group.anchor);
         const fusion::Group after = epilogue_after(group, done);
         std::vector<NodeId> epilogue;
@@ -165,7 +145,7 @@ class StepBuilder {
       return;
     }
     std::string why;
-    if ((n.op == Op::kMatMul || n.op == Op::kGemm) && try_gemm(id, why)) return;
+    if ((n.op == Op::kMatMul || n.op == Op::kGemm) && gemm_steps_.add_node(id, why)) return;
     if ((n.op == Op::kConv || n.op == Op::kNhwcConv) && try_conv(id, why)) return;
     const OpKind kind = op_info(n.op).kind;
     if (kind == OpKind::kElementwise || kind == OpKind::kBroadcast || kind == OpKind::kInjective ||
@@ -422,160 +402,6 @@ class StepBuilder {
     return after;
   }
 
-  // A GEMM group's anchor through cuBLASLt with the head of its epilogue in the same call
-  // (plan_gemm_with_epilogue), which then needs no kernel of its own; `done` gets the nodes it
-  // computes. Where cuBLASLt has no algorithm with that epilogue, the plain product (the
-  // epilogue stays in the generated kernel). False when cuBLASLt takes neither.
-  bool try_gemm_with_epilogue(const fusion::Group& group, std::vector<NodeId>& done) {
-    const Op op = g_.node(group.anchor).op;
-    if (op != Op::kMatMul && op != Op::kGemm) return false;
-    std::string why;
-    try {
-      // An exact GELU joins the call only through our tensor-core GEMM or cuDNN's fused matmul.
-      if (gemm_library_ == GemmLibrary::kGenerated) {
-        GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
-                                                         /*exact_gelu=*/true);
-        if (add_tensor_core_gemm_step(exact.plan, exact.nodes)) {
-          done = std::move(exact.nodes);
-          return true;
-        }
-      }
-      if (gemm_library_ == GemmLibrary::kCudnn || gemm_library_ == GemmLibrary::kTimed) {
-        GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
-                                                         /*exact_gelu=*/true);
-        if (activation_of(exact.plan.spec.epilogue) == GemmActivation::kGeluErf &&
-            add_cudnn_gemm_step(exact.plan, exact.nodes, nullptr)) {
-          done = std::move(exact.nodes);
-          return true;
-        }
-      }
-      GemmWithEpilogue fused = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32);
-      if (add_gemm_step(fused.plan, fused.nodes, why)) {
-        done = std::move(fused.nodes);
-        return true;
-      }
-      if (fused.nodes.size() == 1) return false;
-    } catch (const Error& e) {
-      if (!is_unsupported(e)) throw;
-      return false;  // add_node tries the anchor's other paths and says why
-    }
-    return try_gemm(group.anchor, why);
-  }
-
-  // One MatMul/Gemm node through cuBLASLt, with no epilogue but Gemm's bias row.
-  bool try_gemm(NodeId id, std::string& why) {
-    try {
-      return add_gemm_step(plan_gemm(g_, g_.node(id), state_.libraries.allow_tf32), {id}, why);
-    } catch (const Error& e) {
-      if (!is_unsupported(e)) throw;
-      why = e.what();
-      return false;
-    }
-  }
-
-  // The library step of `plan`, which computes `nodes` (the product first): cuDNN's fused
-  // matmul where SessionOptions::gemm_library asks for it (or, with kTimed, where it timed
-  // faster), else cuBLASLt; false, with the reason in `why`, when cuBLASLt has no algorithm
-  // for it.
-  bool add_gemm_step(GemmPlan plan, const std::vector<NodeId>& nodes, std::string& why) {
-    if (gemm_library_ == GemmLibrary::kGenerated && add_tensor_core_gemm_step(plan, nodes))
-      return true;
-    const ScopeClock clock(stats_.compile_seconds.libraries);
-    if (gemm_library_ == GemmLibrary::kCudnn && add_cudnn_gemm_step(plan, nodes, nullptr))
-      return true;
-    CudaLibraries& lib = state_.libraries;
-    const Node& product = g_.node(nodes.front());
-    try {
-      if (!lib.cublaslt) lib.cublaslt = std::make_unique<CublasLtHandle>();
-      CudaStep s;
-      s.kind = CudaStep::Kind::kGemm;
-      s.gemm = std::make_unique<CublasLtGemm>(*lib.cublaslt, plan.spec, kGemmWorkspaceBytes);
-      if (tune_gemm(*s.gemm, kGemmWorkspaceBytes)) ++stats_.tuned_gemms;
-      if (gemm_library_ == GemmLibrary::kTimed && add_cudnn_gemm_step(plan, nodes, s.gemm.get()))
-        return true;
-      s.label = "cuBLASLt GEMM " + plan.spec.to_string() + " for " + describe_node(g_, product);
-      if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
-      s.gemm_plan = std::move(plan);
-      state_.steps.push_back(std::move(s));
-      ++stats_.library_calls;
-      return true;
-    } catch (const Error& e) {
-      if (!is_unsupported(e)) throw;
-      why = describe_node(g_, product) + ": " + e.what();
-      return false;
-    }
-  }
-
-  // Our tensor-core GEMM for `plan` as a kernel step computing `nodes` (the product first, its
-  // bias and activation after); false where the kernel does not take the plan on this GPU
-  // (tensor_core_gemm_spec).
-  bool add_tensor_core_gemm_step(const GemmPlan& plan, const std::vector<NodeId>& nodes) {
-    const std::optional<codegen::TensorCoreGemmSpec> spec =
-        tensor_core_gemm_spec(plan, emit_options_.compute_capability);
-    if (!spec) return false;
-    const Node& product = g_.node(nodes.front());
-    const std::string name = "gf_gemm_" + std::to_string(nodes.front());
-    CudaStep s;
-    s.kind = CudaStep::Kind::kKernel;
-    s.kernel = codegen::emit_tensor_core_gemm_kernel(*spec, name, emit_options_.sm_count,
-                                                     emit_options_.compute_capability);
-    s.label = "tensor-core GEMM " + spec->to_string() + " for " + describe_node(g_, product);
-    if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
-    for (codegen::TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(*spec)) {
-      s.buffers.push_back(role == codegen::TensorCoreGemmBuffer::kA      ? plan.a
-                          : role == codegen::TensorCoreGemmBuffer::kW    ? plan.b
-                          : role == codegen::TensorCoreGemmBuffer::kBias ? plan.bias
-                                                                         : plan.c);
-      s.is_output.push_back(role == codegen::TensorCoreGemmBuffer::kC);
-    }
-    state_.steps.push_back(std::move(s));
-    ++stats_.generated_kernels;
-    ++stats_.tensor_core_gemm_steps;
-    return true;
-  }
-
-  // cuDNN's fused matmul for `plan` as its step, computing `nodes`; with `cublaslt` (the same
-  // call through cuBLASLt), only where it timed faster (gemm_library_choice.h). False where
-  // cuDNN does not take the plan, is missing, or was slower.
-  bool add_cudnn_gemm_step(const GemmPlan& plan, const std::vector<NodeId>& nodes,
-                           CublasLtGemm* cublaslt) {
-    CudaLibraries& lib = state_.libraries;
-    const std::optional<CudnnMatmulSpec> spec = cudnn_matmul_spec(plan);
-    if (!spec || lib.cudnn_refused || !cudnn_available()) return false;
-    const Node& product = g_.node(nodes.front());
-    try {
-      if (!lib.cudnn) lib.cudnn = std::make_unique<CudnnHandle>();
-      std::unique_ptr<CudnnMatmul> mm =
-          choose_cudnn_matmul(*lib.cudnn, *spec, cublaslt, describe_node(g_, product));
-      if (!mm) return false;
-      CudaStep s;
-      s.kind = CudaStep::Kind::kGemm;
-      s.label = "cuDNN fused matmul " + spec->to_string() + " (" + mm->engine() + ") for " +
-                describe_node(g_, product);
-      if (nodes.size() > 1) s.label += " with its epilogue " + describe_ops(nodes);
-      s.cudnn_gemm = std::move(mm);
-      s.gemm_plan = plan;
-      state_.steps.push_back(std::move(s));
-      ++stats_.library_calls;
-      ++stats_.cudnn_gemm_steps;
-      return true;
-    } catch (const Error& e) {
-      if (!is_unsupported(e)) throw;
-      if (!lib.cudnn) lib.cudnn_refused = true;  // no cuDNN here at all: ask no more
-      return false;
-    }
-  }
-
-  // "Add (name), Gelu (name)": the nodes after the first, for labels.
-  std::string describe_ops(const std::vector<NodeId>& nodes) const {
-    std::string out;
-    for (size_t i = 1; i < nodes.size(); ++i) {
-      const Node& n = g_.node(nodes[i]);
-      out += (i > 1 ? ", " : "") + std::string(op_name(n.op)) + " (" + n.name + ")";
-    }
-    return out;
-  }
-
   bool try_conv(NodeId id, std::string& why) {
     const ScopeClock clock(stats_.compile_seconds.libraries);
     CudaLibraries& lib = state_.libraries;
@@ -607,7 +433,7 @@ class StepBuilder {
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
   AttentionPath attention_;
-  GemmLibrary gemm_library_;
+  GemmSteps gemm_steps_;
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
   std::set<int> folded_groups_;                 // norm groups a skinny GEMM kernel applies
   struct InPlaceAttention {
