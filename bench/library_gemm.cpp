@@ -38,6 +38,7 @@
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/cudnn_matmul.h"
 #include "runtime/cuda/cudnn_sdpa.h"
+#include "runtime/cuda/tensor_core_gemm_maps.h"
 #include "runtime_api.h"
 
 namespace gf {
@@ -230,12 +231,17 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
     const auto module = CudaModule::load(*cubins[i], "gf_tc_gemm");
     const CUfunction fn = module->function("gf_tc_gemm");
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc_gemm");
+    spec.tile = tiles[i];
+    const std::vector<uint8_t> maps_init = cuda::tensor_core_gemm_maps_init(spec, sms);
+    DeviceAlloc maps(maps_init.size());
+    CK(cudaMemcpy(maps.p, maps_init.data(), maps_init.size(), cudaMemcpyHostToDevice));
     std::vector<void*> table;
     for (codegen::TensorCoreGemmBuffer b : codegen::tensor_core_gemm_buffers(spec)) {
       table.push_back(b == codegen::TensorCoreGemmBuffer::kA      ? p.dx.p
                       : b == codegen::TensorCoreGemmBuffer::kW    ? p.dw.p
                       : b == codegen::TensorCoreGemmBuffer::kBias ? p.dbias.p
-                                                                  : p.dy.p);
+                      : b == codegen::TensorCoreGemmBuffer::kC    ? p.dy.p
+                                                                  : maps.p);
     }
     DeviceAlloc dtable(table.size() * sizeof(void*));
     CK(cudaMemcpy(dtable.p, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));

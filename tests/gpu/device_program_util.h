@@ -1,6 +1,7 @@
 // What the DeviceProgram GPU tests share: device memory at an offset, caller buffers for a
 // program's inputs and outputs, a comparison of device bytes with a host tensor, and a small
-// model with GEMMs and kernels. Included by test_device_program*.cpp only.
+// model with GEMMs and kernels. Included by test_device_program*.cpp and
+// test_tensor_core_gemm.cpp.
 #pragma once
 
 #ifdef GF_HAVE_CUDA
@@ -22,13 +23,13 @@ namespace {
 
 #define CK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
-Tensor normal(std::mt19937& rng, std::vector<int64_t> dims) {
+inline Tensor normal(std::mt19937& rng, std::vector<int64_t> dims) {
   return testing::normal_f32(rng, std::move(dims));
 }
 
 // Two inputs, two outputs; the inputs feed cuBLASLt GEMMs directly (library calls must never
 // see a caller's address) and a generated kernel; one output is a GEMM's, one a kernel's.
-Graph two_branch_model(std::mt19937& rng) {
+inline Graph two_branch_model(std::mt19937& rng) {
   GraphBuilder b("two_branches");
   const ValueId x = b.input("x", DType::kF32, Shape{48, 80});
   const ValueId y = b.input("y", DType::kF32, Shape{48, 80});
@@ -66,7 +67,8 @@ struct Buffers {
   }
 };
 
-Buffers make_buffers(const std::vector<Tensor>& inputs, const DeviceProgram& p, size_t offset) {
+inline Buffers make_buffers(const std::vector<Tensor>& inputs, const DeviceProgram& p,
+                            size_t offset) {
   Buffers b;
   for (const Tensor& t : inputs) {
     b.in.push_back(std::make_unique<DeviceMemory>(t.nbytes(), offset));
@@ -84,7 +86,7 @@ Buffers make_buffers(const std::vector<Tensor>& inputs, const DeviceProgram& p, 
   return b;
 }
 
-void expect_device_equals(const void* device, const Tensor& want) {
+inline void expect_device_equals(const void* device, const Tensor& want) {
   std::vector<char> got(want.nbytes());
   ASSERT_EQ(cudaMemcpy(got.data(), device, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_EQ(std::memcmp(got.data(), want.raw(), got.size()), 0);

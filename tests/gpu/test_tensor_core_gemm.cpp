@@ -17,11 +17,14 @@
 #include "codegen/cuda/nvrtc_compiler.h"
 #include "codegen/cuda/tensor_core_gemm.h"
 #include "cuda_backend_util.h"
+#include "device_program_util.h"
 #include "gpu_test_util.h"
 #include "graphfuse/builder.h"
+#include "graphfuse/cuda_graph.h"
 #include "graphfuse/session.h"
 #include "runtime/cpu/reference/interpreter.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/tensor_core_gemm_maps.h"
 #include "test_util.h"
 
 namespace gf {
@@ -116,6 +119,11 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
             copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
             c_dev = copies.back()->p;
             GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
+          } else if (role == TensorCoreGemmBuffer::kMaps) {
+            const std::vector<uint8_t> maps = cuda::tensor_core_gemm_maps_init(s, sms_);
+            copies.push_back(std::make_unique<testing::DeviceCopy>(maps.size()));
+            GF_CUDART(
+                cudaMemcpy(copies.back()->p, maps.data(), maps.size(), cudaMemcpyHostToDevice));
           } else {
             copies.push_back(
                 std::make_unique<testing::DeviceCopy>(role == TensorCoreGemmBuffer::kA   ? a
@@ -208,6 +216,38 @@ TEST_F(TensorCoreGemmGpu, SessionsRunProductsAndEpiloguesAsOneKernel) {
         EXPECT_EQ(st.fused_kernels, 1);
       }
     }
+  }
+}
+
+// The kernel loads through tensor maps of its operands' addresses: a program run on caller
+// buffers, then on other buffers (the maps rebuilt), then on the first ones again, in graph and
+// eager mode, gives each run the bits of the session's own run of those inputs.
+TEST_F(TensorCoreGemmGpu, DeviceProgramsRebindTheProductToNewBuffers) {
+  const Graph g = mlp_layer(DType::kF16, 200, 256, 384, 2, true);
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+    SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph" : "eager");
+    SessionOptions o{Device::kCuda};
+    o.mode = mode;
+    o.gemm_library = GemmLibrary::kGenerated;
+    const Session session(g, o);
+    DeviceProgram program(session, {{200, 256}});
+    ASSERT_EQ(program.stats().tensor_core_gemm_steps, 1);
+    cudaStream_t stream;
+    GF_CUDART(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::vector<std::vector<Tensor>> inputs;
+    std::vector<Buffers> buffers;
+    for (int i = 0; i < 2; ++i) {
+      inputs.push_back(testing::random_inputs(g, {-1, 1}, 11 + i));
+      buffers.push_back(make_buffers(inputs.back(), program, 0));
+    }
+    for (int i : {0, 1, 0, 1}) {
+      const std::vector<Tensor> want = session.run(inputs[i]);
+      GF_CUDART(cudaMemset(buffers[i].out[0]->get(), 0xff, want[0].nbytes()));
+      program.run(buffers[i].bindings(), stream);
+      GF_CUDART(cudaStreamSynchronize(stream));
+      expect_device_equals(buffers[i].out[0]->get(), want[0]);
+    }
+    GF_CUDART(cudaStreamDestroy(stream));
   }
 }
 

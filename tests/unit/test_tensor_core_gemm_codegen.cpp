@@ -94,14 +94,34 @@ TEST(TensorCoreGemmCodegen, LaunchIsPersistentWithALoaderWarpgroup) {
 
 TEST(TensorCoreGemmCodegen, BiasComesBetweenWAndC) {
   TensorCoreGemmSpec s = product(64, 64, 64);
-  EXPECT_EQ(codegen::tensor_core_gemm_buffers(s),
-            (std::vector<TensorCoreGemmBuffer>{TensorCoreGemmBuffer::kA, TensorCoreGemmBuffer::kW,
-                                               TensorCoreGemmBuffer::kC}));
-  s.has_bias = true;
   EXPECT_EQ(
       codegen::tensor_core_gemm_buffers(s),
       (std::vector<TensorCoreGemmBuffer>{TensorCoreGemmBuffer::kA, TensorCoreGemmBuffer::kW,
-                                         TensorCoreGemmBuffer::kBias, TensorCoreGemmBuffer::kC}));
+                                         TensorCoreGemmBuffer::kC, TensorCoreGemmBuffer::kMaps}));
+  s.has_bias = true;
+  EXPECT_EQ(codegen::tensor_core_gemm_buffers(s),
+            (std::vector<TensorCoreGemmBuffer>{
+                TensorCoreGemmBuffer::kA, TensorCoreGemmBuffer::kW, TensorCoreGemmBuffer::kBias,
+                TensorCoreGemmBuffer::kC, TensorCoreGemmBuffer::kMaps}));
+}
+
+// The maps follow the tile: A in boxes of the tile's rows, W of its columns; the private buffer
+// holds the two templates and, per block of the launch, two maps and their two addresses.
+TEST(TensorCoreGemmCodegen, TensorMapsFollowTheTileAndTheGrid) {
+  TensorCoreGemmSpec s = product(1024, 3072, 768);  // 128 x 192 tiles, 128 blocks
+  const std::array<codegen::TensorCoreGemmMap, 2> maps = codegen::tensor_core_gemm_maps(s, 132);
+  EXPECT_EQ(maps[0].rows, 1024);
+  EXPECT_EQ(maps[0].k, 768);
+  EXPECT_EQ(maps[0].box_rows, 128);
+  EXPECT_EQ(maps[1].rows, 3072);
+  EXPECT_EQ(maps[1].k, 768);
+  EXPECT_EQ(maps[1].box_rows, 192);
+  EXPECT_EQ(codegen::tensor_core_gemm_maps_bytes(s, 132), 2 * 128 + 128 * 3 * 128);
+  s.tile = {1, 64, 8};  // 16 x 48 tiles: one block per SM
+  EXPECT_EQ(codegen::tensor_core_gemm_maps(s, 132)[0].box_rows, 64);
+  EXPECT_EQ(codegen::tensor_core_gemm_maps(s, 132)[1].box_rows, 64);
+  EXPECT_EQ(codegen::tensor_core_gemm_maps_bytes(s, 132), 2 * 128 + 132 * 3 * 128);
+  EXPECT_THROW(codegen::tensor_core_gemm_maps_bytes(s, 0), Error);
 }
 
 TEST(TensorCoreGemmCodegen, RefusalsNameTheSpecAndTheReason) {

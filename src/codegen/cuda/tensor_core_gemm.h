@@ -3,7 +3,8 @@
 // (erf) GELU costs one kernel. f16/bf16 operands, f32 accumulation. The kernel
 // (kernels/tensor_core_gemm.cuh) is persistent and warp-specialized: one warpgroup copies
 // 64-element slices of A and W into a ring of shared-memory stages, the others multiply them
-// with wgmma and write C through shared memory.
+// with wgmma and write C through shared memory. The loads are TMA copies through tensor maps
+// kept in the kernel's private buffer (kMaps): see tensor_core_gemm_maps.
 //
 // ABI as every CUDA kernel here (cuda_emitter.h): kernel(void* const* buffers), buffers in
 // tensor_core_gemm_buffers() order, each 16-byte aligned. The source uses sm_90a-only
@@ -11,6 +12,7 @@
 // capability 90 (nvrtc_compiler.h); no other GPU runs it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,8 +42,24 @@ struct TensorCoreGemmSpec {
   std::string to_string() const;
 };
 
-enum class TensorCoreGemmBuffer { kA, kW, kBias, kC };
+// kMaps: the kernel's private buffer (tensor_core_gemm_maps_bytes), that only it uses and that
+// must outlive every launch; its first 256 bytes are the map templates, the rest zeros at first.
+enum class TensorCoreGemmBuffer { kA, kW, kBias, kC, kMaps };
 std::vector<TensorCoreGemmBuffer> tensor_core_gemm_buffers(const TensorCoreGemmSpec& spec);
+
+// The two tensor maps the kernel loads through, A [m, k] then W [n, k] (row-major, 128-byte
+// swizzle, zeros outside): each read in boxes of 64 k-elements by `box_rows` rows. The host
+// encodes them (cuTensorMapEncodeTiled, any 16-byte aligned address: the kernel puts in the
+// real one) into the first 2 x kTensorCoreGemmMapBytes of the kMaps buffer.
+struct TensorCoreGemmMap {
+  int64_t rows = 0, k = 0;
+  int box_rows = 0;
+};
+inline constexpr int64_t kTensorCoreGemmMapBytes = 128;
+std::array<TensorCoreGemmMap, 2> tensor_core_gemm_maps(const TensorCoreGemmSpec& spec,
+                                                       int sm_count);
+// The bytes of the kMaps buffer: the templates, then per block two maps and their addresses.
+int64_t tensor_core_gemm_maps_bytes(const TensorCoreGemmSpec& spec, int sm_count);
 
 // Why the kernel cannot take `spec` on a GPU of `compute_capability` ("" when it can): only sm_90
 // runs it (wgmma), with f16/bf16, k a multiple of 8 and every size below 2^31.

@@ -255,15 +255,21 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.workspace = workspace > 0 ? st.arena_lease->ptr() + workspace_offset : 0;
 
   // Every kernel's pointer table, filled once: no address changes between runs. Private
-  // buffers start zeroed (the kernels that use them leave them so).
+  // buffers start as their steps say (zeros unless private_init).
   std::vector<CUdeviceptr> table;
   uint64_t private_bytes = 0;
   for (CudaStep& s : st.steps) {
     if (s.kind != CudaStep::Kind::kKernel) continue;
     if (s.private_bytes > 0) {
       s.private_buffer = device.allocate(s.private_bytes, "the private buffer of " + s.label);
-      check_cu(cuda_driver().cuMemsetD8(s.private_buffer.ptr(), 0, s.private_bytes),
-               "cuMemsetD8 (the private buffer of " + s.label + ")");
+      if (s.private_init.empty()) {
+        check_cu(cuda_driver().cuMemsetD8(s.private_buffer.ptr(), 0, s.private_bytes),
+                 "cuMemsetD8 (the private buffer of " + s.label + ")");
+      } else {
+        check_cu(cuda_driver().cuMemcpyHtoD(s.private_buffer.ptr(), s.private_init.data(),
+                                            s.private_bytes),
+                 "cuMemcpyHtoD (the private buffer of " + s.label + ")");
+      }
       private_bytes += s.private_bytes;
     }
     s.table_index = table.size();

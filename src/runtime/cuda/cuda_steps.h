@@ -41,13 +41,15 @@ struct CudaStep {
 
   // kKernel: a generated or anchor kernel; `buffers` in its table order. An entry
   // kStepPrivateBuffer stands for `private_buffer`: `private_bytes` of device memory that only
-  // this step uses (a k-split GEMM's counters and partial sums), zeroed once when the program is
-  // built and kept as long as it lives. No value lives there, so it is in no lifetime, arena
-  // piece or graph edge; the kernel leaves it as it found it.
+  // this step uses (a k-split GEMM's counters and partial sums, the tensor-core GEMM's tensor
+  // maps), set once when the program is built (to `private_init`, else zeros) and kept as long
+  // as it lives. No value lives there, so it is in no lifetime, arena piece or graph edge; the
+  // kernel leaves it as it found it, or in a state any later launch accepts.
   codegen::CudaKernelSource kernel;
   std::vector<ValueId> buffers;
   std::vector<bool> is_output;
   uint64_t private_bytes = 0;
+  std::vector<uint8_t> private_init;  // empty, or private_bytes long
   DeviceBuffer private_buffer;
   CUfunction fn = nullptr;
   size_t table_index = 0;  // its first entry in the program's pointer table

@@ -8,6 +8,7 @@
 #include "runtime/cuda/gemm_plan.h"
 #include "runtime/cuda/gemm_tuning.h"
 #include "runtime/cuda/step_build_util.h"
+#include "runtime/cuda/tensor_core_gemm_maps.h"
 
 namespace gf::cuda {
 
@@ -108,9 +109,12 @@ bool GemmSteps::add_tensor_core_gemm_step(const GemmPlan& plan, const std::vecto
     s.buffers.push_back(role == codegen::TensorCoreGemmBuffer::kA      ? plan.a
                         : role == codegen::TensorCoreGemmBuffer::kW    ? plan.b
                         : role == codegen::TensorCoreGemmBuffer::kBias ? plan.bias
-                                                                       : plan.c);
+                        : role == codegen::TensorCoreGemmBuffer::kC    ? plan.c
+                                                                       : kStepPrivateBuffer);
     s.is_output.push_back(role == codegen::TensorCoreGemmBuffer::kC);
   }
+  s.private_init = tensor_core_gemm_maps_init(*spec, sm_count_);
+  s.private_bytes = s.private_init.size();
   state_.steps.push_back(std::move(s));
   ++stats_.generated_kernels;
   ++stats_.tensor_core_gemm_steps;

@@ -3,16 +3,24 @@
 // tensor_core_gemm.cpp) writes ahead of it GF_NAME, gf_elem, kBf16, the shape (kM, kN, kK), the
 // tile (kConsumers warpgroups of 64 rows, kTileN columns, kStages), the epilogue (kHasBias,
 // kActivation), kRowsAligned (n a multiple of 8: rows of C are 16-byte aligned), the buffer
-// indices (kBufA, kBufW, kBufBias, kBufC) and gf_wgmma(), one m64 x kTileN x k16 product.
+// indices (kBufA, kBufW, kBufBias, kBufC, kBufMaps) and gf_wgmma(), one m64 x kTileN x k16
+// product.
 //
-// One block per SM walks the output tiles (persistent). Warpgroup 0 loads: its 128 threads copy
-// each stage's A and W tiles (64 k-elements per row, 128 bytes) with cp.async into shared memory
-// in the 128-byte swizzled layout wgmma reads, and hand the stage over through an mbarrier. The
-// other warpgroups each multiply 64 rows of the tile by all of its columns (wgmma, operands in
-// shared memory) and hand the stage back. The loader runs ahead across tiles, so the next tile's
-// loads overlap this tile's epilogue. The epilogue goes through shared memory (swizzled, so the
+// One block per SM walks the output tiles (persistent). One thread of warpgroup 0 loads: each
+// stage's A and W tiles (64 k-elements per row, 128 bytes) arrive by TMA in the 128-byte
+// swizzled layout wgmma reads, and complete the stage's mbarrier as they land. The other
+// warpgroups each multiply 64 rows of the tile by all of its columns (wgmma, operands in shared
+// memory) and hand the stage back. The loader runs ahead across tiles, so the next tile's loads
+// overlap this tile's epilogue. The epilogue goes through shared memory (swizzled, so the
 // fragment writes meet no bank conflicts) and leaves as 16-byte row-contiguous stores: direct
 // 4-byte stores from the fragments took twice as long as the products at 4096 x 3072 x 768.
+//
+// TMA reads through tensor maps, which hold the operands' addresses, while the kernel gets its
+// addresses from the pointer table (a rebinding may change them between launches). The private
+// buffer kBufMaps holds the host-encoded templates of both maps, then a slot per block with maps
+// of the addresses last seen; a block whose slot is stale rewrites it from the templates
+// (tensormap.replace in shared memory, then a proxy-fenced copy out). cp.async loads from 128
+// threads took twice as long at 4096 x 3072 x 768.
 
 constexpr int kBM = 64 * kConsumers, kBK = 64;
 constexpr uint32_t kABytes = kBM * kBK * 2, kBBytes = kTileN * kBK * 2;
@@ -20,7 +28,8 @@ constexpr uint32_t kStageBytes = kABytes + kBBytes, kOutBytes = 64 * kTileN * 2;
 constexpr int kTilesN = (kN + kTileN - 1) / kTileN, kTiles = ((kM + kBM - 1) / kBM) * kTilesN;
 constexpr int kKTiles = (kK + kBK - 1) / kBK;
 static_assert(kK % 8 == 0, "rows of A and W are whole 16-byte pieces");
-static_assert(kStages >= 3, "the loader hands a stage over one stage late");
+static_assert(kStages >= 2, "one stage loads while another is multiplied");
+constexpr int kMapBytes = 128, kSlotBytes = 384;  // a map; a block's two maps and addresses
 
 static __device__ __forceinline__ void gf_mbar_init(uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
@@ -36,11 +45,18 @@ static __device__ __forceinline__ void gf_mbar_wait(uint32_t bar, uint32_t parit
 static __device__ __forceinline__ void gf_mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
-// 16 bytes from global to shared memory; zeros where !valid (nothing is read then).
-static __device__ __forceinline__ void gf_cp_async16(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0)
+static __device__ __forceinline__ void gf_mbar_expect_bytes(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
+}
+// The box of `map` at (k0, row0) into shared memory at dst, completing `bar` by its bytes.
+static __device__ __forceinline__ void gf_tma_load(uint32_t dst, const void* map, int k0, int row0,
+                                                   uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], "
+      "[%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(map), "r"(k0), "r"(row0), "r"(bar)
+      : "memory");
 }
 // Piece c (16 bytes) of row r of a 128-byte-row tile, swizzled as wgmma's 128-byte mode reads
 // it (the tile starts 1024-byte aligned).
@@ -53,24 +69,44 @@ static __device__ __forceinline__ uint64_t gf_smem_desc(uint32_t addr) {
          ((uint64_t)1 << 62);
 }
 
-// The loader's share of one stage: rows m0.. of A and n0.. of W, elements k0..k0 + 63.
-static __device__ __forceinline__ void gf_load_stage(uint32_t st, const gf_elem* a,
-                                                     const gf_elem* w, int m0, int n0, int k0,
-                                                     int t) {
-#pragma unroll
-  for (int i = 0; i < kBM * 8 / 128; ++i) {
-    const int idx = t + i * 128, r = idx >> 3, c = idx & 7;
-    const bool ok = m0 + r < kM && k0 + c * 8 < kK;
-    gf_cp_async16(st + gf_swizzled(r, c), ok ? a + (int64_t)(m0 + r) * kK + k0 + c * 8 : a, ok);
+// Run by the loader's first warp: makes this block's slot hold maps of A and W at their current
+// addresses, and orders the slot before the TMA reads through it.
+static __device__ __forceinline__ void gf_bind_maps(unsigned char* maps, const void* a,
+                                                    const void* w, int lane) {
+  __shared__ __align__(128) uint64_t fresh[2 * kMapBytes / 8];
+  unsigned char* slot = maps + 2 * kMapBytes + (int64_t)blockIdx.x * kSlotBytes;
+  uint64_t* seen = reinterpret_cast<uint64_t*>(slot + 2 * kMapBytes);
+  if (seen[0] != (uint64_t)a || seen[1] != (uint64_t)w) {  // the same answer in every lane
+    fresh[lane] = reinterpret_cast<const uint64_t*>(maps)[lane];
+    __syncwarp();
+    if (lane == 0) {
+      asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" ::"r"(
+                       gf_smem_addr(fresh)),
+                   "l"(a)
+                   : "memory");
+      asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" ::"r"(
+                       gf_smem_addr(fresh + kMapBytes / 8)),
+                   "l"(w)
+                   : "memory");
+    }
+    __syncwarp();
+    asm volatile(
+        "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+        "[%0], [%1], 128;" ::"l"(slot),
+        "r"(gf_smem_addr(fresh))
+        : "memory");
+    asm volatile(
+        "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned "
+        "[%0], [%1], 128;" ::"l"(slot + kMapBytes),
+        "r"(gf_smem_addr(fresh + kMapBytes / 8))
+        : "memory");
+    if (lane == 0) seen[0] = (uint64_t)a, seen[1] = (uint64_t)w;
   }
-#pragma unroll
-  for (int i = 0; i < kTileN * 8 / 128; ++i) {
-    const int idx = t + i * 128, r = idx >> 3, c = idx & 7;
-    const bool ok = n0 + r < kN && k0 + c * 8 < kK;
-    gf_cp_async16(st + kABytes + gf_swizzled(r, c),
-                  ok ? w + (int64_t)(n0 + r) * kK + k0 + c * 8 : w, ok);
+  if (lane == 0) {
+    asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(slot) : "memory");
+    asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(slot + kMapBytes)
+                 : "memory");
   }
-  asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
 static __device__ __forceinline__ float gf_elem_to_f32(gf_elem v) {
@@ -88,14 +124,12 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     GF_NAME(void* const* buffers) {
   extern __shared__ __align__(1024) unsigned char gf_smem[];
   __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
-  const gf_elem* a = static_cast<const gf_elem*>(buffers[kBufA]);
-  const gf_elem* w = static_cast<const gf_elem*>(buffers[kBufW]);
   const uint32_t raw = gf_smem_addr(gf_smem);
   const uint32_t base = (raw + 1023u) & ~1023u;  // the swizzle pattern repeats every 1024 bytes
   const int tid = threadIdx.x, group = tid >> 7;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      gf_mbar_init(gf_smem_addr(&full[s]), 128);              // every loader thread
+      gf_mbar_init(gf_smem_addr(&full[s]), 1);                // the loader's expected bytes
       gf_mbar_init(gf_smem_addr(&empty[s]), kConsumers * 4);  // one lane per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -104,26 +138,22 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
 
   if (group == 0) {
     if (kTileN >= 192 && kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
-    // Stage `it` goes out, then stage it - 1 is handed over once this thread's copies of it
-    // have landed: their writes are ordered before the consumers' wgmma (the async proxy).
+    if (tid >= 32) return;
+    unsigned char* maps = static_cast<unsigned char*>(buffers[kBufMaps]);
+    gf_bind_maps(maps, buffers[kBufA], buffers[kBufW], tid);
+    if (tid != 0) return;
+    const unsigned char* slot = maps + 2 * kMapBytes + (int64_t)blockIdx.x * kSlotBytes;
     int it = 0;
     for (int tile = blockIdx.x; tile < kTiles; tile += gridDim.x) {
       const int m0 = tile / kTilesN * kBM, n0 = tile % kTilesN * kTileN;
       for (int kt = 0; kt < kKTiles; ++kt, ++it) {
         const int s = it % kStages;
         if (it >= kStages) gf_mbar_wait(gf_smem_addr(&empty[s]), ((it / kStages) - 1) & 1);
-        gf_load_stage(base + s * kStageBytes, a, w, m0, n0, kt * kBK, tid);
-        if (it > 0) {
-          asm volatile("cp.async.wait_group 1;" ::: "memory");
-          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-          gf_mbar_arrive(gf_smem_addr(&full[(it - 1) % kStages]));
-        }
+        const uint32_t bar = gf_smem_addr(&full[s]), st = base + s * kStageBytes;
+        gf_mbar_expect_bytes(bar, kStageBytes);  // a box's bytes count in full, zeros included
+        gf_tma_load(st, slot, kt * kBK, m0, bar);
+        gf_tma_load(st + kABytes, slot + kMapBytes, kt * kBK, n0, bar);
       }
-    }
-    if (it > 0) {
-      asm volatile("cp.async.wait_group 0;" ::: "memory");
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      gf_mbar_arrive(gf_smem_addr(&full[(it - 1) % kStages]));
     }
     return;
   }
