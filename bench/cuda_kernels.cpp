@@ -152,6 +152,7 @@ struct GemmResult {
   int direct_bindings = 0;  // of x and y, those the program reads and writes in place
   int tuned_gemms = 0;      // its cuBLASLt algorithm chosen by timing
   int cudnn_gemms = 0;      // library calls through cuDNN's fused matmul (GemmLibrary)
+  int tensor_core_gemms = 0;  // products in our tensor-core GEMM kernel (GemmLibrary)
 };
 
 // y = Gelu(x [m, k] * W [k, n] + b [n]) in fp16, W and b constants of small random values.
@@ -214,6 +215,7 @@ GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bo
   r.direct_bindings = st.direct_bindings;
   r.tuned_gemms = st.tuned_gemms;
   r.cudnn_gemms = st.cudnn_gemm_steps;
+  r.tensor_core_gemms = st.tensor_core_gemm_steps;
   return r;
 }
 
@@ -332,6 +334,13 @@ int bench_main(int argc, char** argv) {
       gemms.push_back(
           run_gemm("gemm_bias_gelu_erf_cudnn", m, 768, 3072, false, iters, GemmLibrary::kCudnn));
     }
+    // Both forms through our tensor-core GEMM, the epilogue in its kernel (sm_90).
+    if (dev.compute_major == 9 && dev.compute_minor == 0) {
+      gemms.push_back(run_gemm("gemm_bias_gelu_tanh_generated", m, 768, 3072, true, iters,
+                               GemmLibrary::kGenerated));
+      gemms.push_back(run_gemm("gemm_bias_gelu_erf_generated", m, 768, 3072, false, iters,
+                               GemmLibrary::kGenerated));
+    }
   }
 
   std::printf("device: %s (%d SMs); memcpy D2D %.0f GB/s at 256 MiB\n", dev.name.c_str(),
@@ -386,7 +395,8 @@ int bench_main(int argc, char** argv) {
                                  {"generated_kernels", r.generated_kernels},
                                  {"direct_bindings", r.direct_bindings},
                                  {"tuned_gemms", r.tuned_gemms},
-                                 {"cudnn_gemms", r.cudnn_gemms}});
+                                 {"cudnn_gemms", r.cudnn_gemms},
+                                 {"tensor_core_gemms", r.tensor_core_gemms}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

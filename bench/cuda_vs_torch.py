@@ -102,6 +102,16 @@ def graph_time_us(torch, fn, args, iters, batch=20):
     return event_median_us(torch, graph.replay, iters, batch)
 
 
+def library_label(r):
+    """What ran the product, and the kernels of ours beside it."""
+    if r.get("tensor_core_gemms"):
+        return "our tensor-core GEMM (epilogue in it)"
+    label = "cuDNN" if r.get("cudnn_gemms") else "cuBLASLt"
+    if r.get("generated_kernels"):
+        label += " + %d kernel(s)" % r["generated_kernels"]
+    return label
+
+
 def gemm_table(torch, gemms, args):
     """Our GEMM + bias + GELU programs against torch.matmul alone (the target: no slower), and
     against the same epilogue in eager PyTorch and torch.compile."""
@@ -141,8 +151,7 @@ def gemm_table(torch, gemms, args):
             print(f"{r['name']:<20} {str(r['m']) + 'x' + str(r['k']) + 'x' + str(r['n']):<16} "
                   f"{r['us']:9.1f} {r.get('graph_us', 0):9.1f} {r['matmul_us']:10.1f} "
                   f"{r['eager_us']:9.1f} {comp} {r['vs_matmul']:9.2f} {r['graph_vs_matmul']:9.2f}  "
-                  f"{'cuDNN' if r.get('cudnn_gemms') else 'cuBLASLt'}"
-                  f"{' + %d kernel(s)' % r['generated_kernels'] if r.get('generated_kernels') else ''}")
+                  f"{library_label(r)}")
     return rows
 
 

@@ -212,8 +212,8 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
                                                    : codegen::TensorCoreGemmActivation::kGeluErf;
   if (!codegen::tensor_core_gemm_refusal(spec, compute_capability).empty()) return;
   static codegen::NvrtcCompiler nvrtc;
-  const std::vector<codegen::TensorCoreGemmTile> tiles = {{},          {2, 256, 3}, {2, 192, 4},
-                                                          {2, 128, 5}, {1, 128, 6}, {1, 64, 8}};
+  std::vector<codegen::TensorCoreGemmTile> tiles = codegen::tensor_core_gemm_tiles();
+  tiles.insert(tiles.begin(), codegen::TensorCoreGemmTile{});  // the tile chosen ("auto")
   // Every tile's kernel compiled at once, in parallel.
   std::vector<codegen::CudaKernelSource> sources;
   std::vector<std::string> texts;
@@ -250,8 +250,8 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
     std::string tile = i == 0 ? "auto: " : "";
     const codegen::TensorCoreGemmTile t =
         i == 0 ? codegen::choose_tensor_core_gemm_tile(spec, sms) : tiles[i];
-    tile += std::to_string(64 * t.consumers) + "x" + std::to_string(t.cols) + ", " +
-            std::to_string(t.stages) + " stages";
+    tile += std::to_string(64 * t.consumers) + "x" + std::to_string(t.cols) +
+            (t.ping_pong ? " ping-pong" : "") + ", " + std::to_string(t.stages) + " stages";
     Row r{"graphfuse", epilogue_name(e), tile, p.m, p.k, p.n, i};
     r.us = time_captured_us(
         [&](cudaStream_t s) {

@@ -1,7 +1,8 @@
 // The sm_90 tensor-core GEMM on the GPU against products computed here in double (label gpu):
 // every tile, each epilogue and dtype, sizes off every tile edge (m, n not multiples of the
 // tile, n not a multiple of 8, k not a multiple of 64), and more tiles than SMs (each block
-// walks several); then Sessions with GemmLibrary::kGenerated against the reference interpreter.
+// walks several); then Sessions with GemmLibrary::kGenerated against the reference interpreter,
+// and a DeviceProgram rebound to new buffers (the kernel's tensor maps follow).
 // Skips where the GPU is not sm_90.
 #ifdef GF_HAVE_CUDA
 
@@ -81,8 +82,8 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
   const Shape shapes[] = {{1, 64, 64},      {5, 72, 8},        {64, 64, 64},
                           {127, 200, 136},  {70, 77, 64},      {300, 1000, 776},
                           {129, 3072, 768}, {1024, 3072, 768}, {2000, 520, 96}};
-  const std::vector<TensorCoreGemmTile> tiles = {{},          {2, 256, 3}, {2, 192, 4},
-                                                 {2, 128, 5}, {1, 128, 6}, {1, 64, 8}};
+  std::vector<TensorCoreGemmTile> tiles = codegen::tensor_core_gemm_tiles();
+  tiles.insert(tiles.begin(), TensorCoreGemmTile{});  // the tile chosen
   int cases = 0;
   for (const Shape& sh : shapes) {
     for (DType dtype : {DType::kF16, DType::kBF16}) {

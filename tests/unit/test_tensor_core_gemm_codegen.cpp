@@ -38,8 +38,7 @@ TEST(TensorCoreGemmCodegen, EveryTileAndEpilogueCompilesForSm90a) {
   codegen::NvrtcCompiler compiler(o);
   std::vector<std::string> sources;
   int i = 0;
-  for (const TensorCoreGemmTile& t : std::vector<TensorCoreGemmTile>{
-           {2, 256, 3}, {2, 192, 4}, {2, 128, 5}, {1, 128, 6}, {1, 64, 8}}) {
+  for (const TensorCoreGemmTile& t : codegen::tensor_core_gemm_tiles()) {
     for (DType dtype : {DType::kF16, DType::kBF16}) {
       TensorCoreGemmSpec s = product(300, 1000 + 4 * (i % 2), 776);
       s.dtype = dtype;
@@ -90,6 +89,25 @@ TEST(TensorCoreGemmCodegen, LaunchIsPersistentWithALoaderWarpgroup) {
   EXPECT_EQ(src.alignment, 16u);
   s = product(64, 64, 64);  // a single tile: one block
   EXPECT_EQ(codegen::emit_tensor_core_gemm_kernel(s, "k", 132, 90).launch.grid, 1u);
+}
+
+// Ping-pong: each consumer stages its whole 128-row tile; the kernel is told so.
+TEST(TensorCoreGemmCodegen, PingPongTilesStageWholeTilesPerConsumer) {
+  TensorCoreGemmSpec s = product(4096, 3072, 768);
+  s.tile = {2, 128, 5, true};
+  const codegen::CudaKernelSource src = codegen::emit_tensor_core_gemm_kernel(s, "k", 132, 90);
+  EXPECT_EQ(src.launch.grid, 132u);
+  EXPECT_EQ(src.launch.block, 384u);
+  // 5 stages of (128 + 128) rows x 128 bytes, 2 consumers x 128 x 128 outputs of 2 bytes.
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 5u * 256 * 128 + 2u * 128 * 128 * 2 + 1024);
+  EXPECT_NE(src.source.find("constexpr bool kPingPong = true;"), std::string::npos);
+  EXPECT_NE(s.to_string().find("128x128 ping-pong, 5 stages"), std::string::npos);
+  s.tile = {2, 192, 4, true};  // 192 accumulators per thread: not a ping-pong form
+  EXPECT_THROW(codegen::emit_tensor_core_gemm_kernel(s, "k", 132, 90), Error);
+  s.tile = {1, 128, 6, true};  // one consumer has no one to take turns with
+  EXPECT_THROW(codegen::emit_tensor_core_gemm_kernel(s, "k", 132, 90), Error);
+  s.tile = {2, 128, 6, true};  // 6 stages and two staged tiles: more than 227 KiB
+  EXPECT_THROW(codegen::emit_tensor_core_gemm_kernel(s, "k", 132, 90), Error);
 }
 
 TEST(TensorCoreGemmCodegen, BiasComesBetweenWAndC) {

@@ -25,15 +25,15 @@ constexpr int64_t kMaxDynamicShared = 232448 - 1024;
 struct Candidate {
   TensorCoreGemmTile tile;
   // Products per unit of time relative to the best tile, measured with many tiles per SM
-  // (4096 x 3072 x 768 f16 on an H200, no epilogue: 32.9, 32.8, 38.1, 48.4 and 72.9 us). Narrow
-  // tiles read more bytes per product and keep the tensor cores less busy.
+  // (4096 x 3072 x 768 f16 on an H200, no epilogue: 33.1, 33.0, 37.9, 36.1, 47.7, 50.5 and 72.5
+  // us in the order below). Narrow tiles read more bytes per product and keep the tensor cores
+  // less busy. With an epilogue the ping-pong 128 x 128 tile gains most (52.6 us with the exact
+  // GELU against 53.6 for 128 x 192), too little to weigh separately.
   double efficiency;
 };
-constexpr Candidate kCandidates[] = {{{2, 256, 3}, 1.0},
-                                     {{2, 192, 4}, 1.0},
-                                     {{2, 128, 5}, 0.86},
-                                     {{1, 128, 6}, 0.68},
-                                     {{1, 64, 8}, 0.45}};
+constexpr Candidate kCandidates[] = {
+    {{2, 256, 3}, 1.0},       {{2, 192, 4}, 1.0},  {{2, 128, 5}, 0.87}, {{2, 128, 5, true}, 0.91},
+    {{2, 64, 8, true}, 0.69}, {{1, 128, 6}, 0.65}, {{1, 64, 8}, 0.46}};
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -44,22 +44,25 @@ int64_t tiles_of(const TensorCoreGemmSpec& s, const TensorCoreGemmTile& t) {
 }
 
 int64_t shared_bytes(const TensorCoreGemmTile& t) {
+  // Each consumer stages the rows it multiplies: 64, or with ping-pong the whole tile.
+  const int64_t staged_rows = t.ping_pong ? 64 * t.consumers : 64;
   return int64_t{t.stages} * (64 * t.consumers + t.cols) * 128 +
-         int64_t{t.consumers} * 64 * t.cols * 2 + 1024;  // room to align the stages to 1024 bytes
+         int64_t{t.consumers} * staged_rows * t.cols * 2 +
+         1024;  // room to align the stages to 1024 bytes
 }
 
 void check_tile(const TensorCoreGemmTile& t, const TensorCoreGemmSpec& s) {
   const bool form_ok = (t.consumers == 1 || t.consumers == 2) &&
                        (t.cols == 64 || t.cols == 128 || t.cols == 192 || t.cols == 256) &&
-                       t.stages >= 3;
+                       t.stages >= 3 && (!t.ping_pong || (t.consumers == 2 && t.cols <= 128));
   if (!form_ok || shared_bytes(t) > kMaxDynamicShared) {
     throw Error(ErrorCode::kInvalidArgument,
                 "tensor-core GEMM " + s.to_string() + ": tile of " + std::to_string(t.consumers) +
                     " x 64 rows, " + std::to_string(t.cols) + " columns and " +
-                    std::to_string(t.stages) +
-                    " stages is not one the kernel takes (1 or 2 row groups; 64, 128, 192 or 256 "
-                    "columns; at "
-                    "least 3 stages; at most " +
+                    std::to_string(t.stages) + " stages" + (t.ping_pong ? " (ping-pong)" : "") +
+                    " is not one the kernel takes (1 or 2 row groups; 64, 128, 192 or 256 columns; "
+                    "ping-pong with 2 row groups and at most 128 columns; at least 3 stages; at "
+                    "most " +
                     std::to_string(kMaxDynamicShared) + " bytes of shared memory)");
   }
 }
@@ -118,7 +121,8 @@ std::string TensorCoreGemmSpec::to_string() const {
   s << dtype_name(dtype) << " m=" << m << " n=" << n << " k=" << k << (has_bias ? " +bias" : "")
     << activation_name(activation);
   if (tile.consumers != 0)
-    s << " (tile " << 64 * tile.consumers << "x" << tile.cols << ", " << tile.stages << " stages)";
+    s << " (tile " << 64 * tile.consumers << "x" << tile.cols
+      << (tile.ping_pong ? " ping-pong" : "") << ", " << tile.stages << " stages)";
   return s.str();
 }
 
@@ -168,6 +172,12 @@ TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, 
   return best->tile;
 }
 
+std::vector<TensorCoreGemmTile> tensor_core_gemm_tiles() {
+  std::vector<TensorCoreGemmTile> tiles;
+  for (const Candidate& c : kCandidates) tiles.push_back(c.tile);
+  return tiles;
+}
+
 CudaKernelSource emit_tensor_core_gemm_kernel(const TensorCoreGemmSpec& spec,
                                               const std::string& name, int sm_count,
                                               int compute_capability) {
@@ -192,6 +202,7 @@ CudaKernelSource emit_tensor_core_gemm_kernel(const TensorCoreGemmSpec& spec,
       << "constexpr int kM = " << spec.m << ", kN = " << spec.n << ", kK = " << spec.k << ";\n"
       << "constexpr int kConsumers = " << t.consumers << ", kTileN = " << t.cols
       << ", kStages = " << t.stages << ";\n"
+      << "constexpr bool kPingPong = " << (t.ping_pong ? "true" : "false") << ";\n"
       << "constexpr bool kHasBias = " << (spec.has_bias ? "true" : "false") << ";\n"
       << "constexpr int kActivation = " << static_cast<int>(spec.activation) << ";\n"
       << "constexpr bool kRowsAligned = " << (spec.n % 8 == 0 ? "true" : "false") << ";\n"

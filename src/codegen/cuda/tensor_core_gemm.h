@@ -3,8 +3,9 @@
 // (erf) GELU costs one kernel. f16/bf16 operands, f32 accumulation. The kernel
 // (kernels/tensor_core_gemm.cuh) is persistent and warp-specialized: one warpgroup copies
 // 64-element slices of A and W into a ring of shared-memory stages, the others multiply them
-// with wgmma and write C through shared memory. The loads are TMA copies through tensor maps
-// kept in the kernel's private buffer (kMaps): see tensor_core_gemm_maps.
+// with wgmma (splitting each tile, or taking whole tiles in turn: ping-pong) and write C through
+// shared memory. The loads are TMA copies through tensor maps kept in the kernel's private
+// buffer (kMaps): see tensor_core_gemm_maps.
 //
 // ABI as every CUDA kernel here (cuda_emitter.h): kernel(void* const* buffers), buffers in
 // tensor_core_gemm_buffers() order, each 16-byte aligned. The source uses sm_90a-only
@@ -24,12 +25,15 @@ namespace gf::codegen {
 
 enum class TensorCoreGemmActivation { kNone, kRelu, kGeluErf, kGeluTanh };
 
-// Output tile: `consumers` warpgroups of 64 rows each, `cols` columns (64, 128, 192 or 256),
-// `stages` shared-memory stages of 64 k-elements. Zeros: chosen by shape.
+// Output tile: 64 x `consumers` rows, `cols` columns (64, 128, 192 or 256), `stages`
+// shared-memory stages of 64 k-elements. The consumer warpgroups split each tile by rows, or,
+// `ping_pong` (2 consumers, at most 128 columns), each takes whole tiles in turn so that one's
+// epilogue overlaps the other's products. Zeros: chosen by shape.
 struct TensorCoreGemmTile {
   int consumers = 0;
   int cols = 0;
   int stages = 0;
+  bool ping_pong = false;
   bool operator==(const TensorCoreGemmTile&) const = default;
 };
 
@@ -70,6 +74,8 @@ std::string tensor_core_gemm_refusal(const TensorCoreGemmSpec& spec, int compute
 // efficiency (narrow tiles read more bytes per product). Candidates and weights in
 // tensor_core_gemm.cpp.
 TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, int sm_count);
+// The candidates choose_tensor_core_gemm_tile weighs, every form the kernel is measured in.
+std::vector<TensorCoreGemmTile> tensor_core_gemm_tiles();
 
 // The kernel for `spec` (its tile chosen where spec.tile is zeros): grid of min(tiles,
 // sm_count) blocks, (consumers + 1) x 128 threads, dynamic shared memory for the stages and the

@@ -1,9 +1,9 @@
 // The sm_90 tensor-core GEMM: C[m, n] = act(A[m, k] W[n, k]^T + bias[n]), f16/bf16 with f32
 // accumulation, after the prelude and mma_fragments.cuh. The emitter (codegen/cuda/
 // tensor_core_gemm.cpp) writes ahead of it GF_NAME, gf_elem, kBf16, the shape (kM, kN, kK), the
-// tile (kConsumers warpgroups of 64 rows, kTileN columns, kStages), the epilogue (kHasBias,
-// kActivation), kRowsAligned (n a multiple of 8: rows of C are 16-byte aligned), the buffer
-// indices (kBufA, kBufW, kBufBias, kBufC, kBufMaps) and gf_wgmma(), one m64 x kTileN x k16
+// tile (kConsumers warpgroups of 64 rows, kTileN columns, kStages, kPingPong), the epilogue
+// (kHasBias, kActivation), kRowsAligned (n a multiple of 8: rows of C are 16-byte aligned), the
+// buffer indices (kBufA, kBufW, kBufBias, kBufC, kBufMaps) and gf_wgmma(), one m64 x kTileN x k16
 // product.
 //
 // One block per SM walks the output tiles (persistent). One thread of warpgroup 0 loads: each
@@ -22,9 +22,16 @@
 // (tensormap.replace in shared memory, then a proxy-fenced copy out). cp.async loads from 128
 // threads took twice as long at 4096 x 3072 x 768.
 
+// Ping-pong: each consumer multiplies whole tiles (both 64-row groups), the two taking the
+// block's tiles in turn, so that one's epilogue runs while the other's products do.
 constexpr int kBM = 64 * kConsumers, kBK = 64;
+constexpr int kGroups = kPingPong ? kConsumers : 1;      // row groups a consumer multiplies
+constexpr int kStageUsers = kPingPong ? 1 : kConsumers;  // consumers that read each stage
+constexpr int kTileStep = kPingPong ? kConsumers : 1;    // a consumer's tiles, in block tiles
+// Registers move from the loader to the consumers where their accumulators need it.
+constexpr bool kShiftRegisters = kConsumers == 2 && kGroups * kTileN >= 192;
 constexpr uint32_t kABytes = kBM * kBK * 2, kBBytes = kTileN * kBK * 2;
-constexpr uint32_t kStageBytes = kABytes + kBBytes, kOutBytes = 64 * kTileN * 2;
+constexpr uint32_t kStageBytes = kABytes + kBBytes, kOutBytes = kGroups * 64 * kTileN * 2;
 constexpr int kTilesN = (kN + kTileN - 1) / kTileN, kTiles = ((kM + kBM - 1) / kBM) * kTilesN;
 constexpr int kKTiles = (kK + kBK - 1) / kBK;
 static_assert(kK % 8 == 0, "rows of A and W are whole 16-byte pieces");
@@ -130,14 +137,14 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       gf_mbar_init(gf_smem_addr(&full[s]), 1);                // the loader's expected bytes
-      gf_mbar_init(gf_smem_addr(&empty[s]), kConsumers * 4);  // one lane per consumer warp
+      gf_mbar_init(gf_smem_addr(&empty[s]), kStageUsers * 4);  // one lane per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
 
   if (group == 0) {
-    if (kTileN >= 192 && kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
+    if (kShiftRegisters) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
     if (tid >= 32) return;
     unsigned char* maps = static_cast<unsigned char*>(buffers[kBufMaps]);
     gf_bind_maps(maps, buffers[kBufA], buffers[kBufW], tid);
@@ -158,17 +165,27 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     return;
   }
 
-  if (kTileN >= 192 && kConsumers == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
+  if (kShiftRegisters) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
   const int cw = group - 1, ct = tid & 127, lane = tid & 31, warp = (tid >> 5) & 3;
   const gf_elem* bias = static_cast<const gf_elem*>(buffers[kBufBias]);
   gf_elem* c_out = static_cast<gf_elem*>(buffers[kBufC]);
   unsigned char* out = gf_smem + (base - raw) + kStages * kStageBytes + cw * kOutBytes;
-  int it = 0;
-  for (int tile = blockIdx.x; tile < kTiles; tile += gridDim.x) {
+  // Cooperative: every tile of the block, rows cw * 64 of it. Ping-pong: every other tile
+  // (this consumer's), all of its rows.
+  const int row0 = kPingPong ? 0 : cw * 64;
+  for (int li = kPingPong ? cw : 0; blockIdx.x + li * gridDim.x < kTiles; li += kTileStep) {
+    const int tile = blockIdx.x + li * gridDim.x;
     const int m0 = tile / kTilesN * kBM, n0 = tile % kTilesN * kTileN;
-    float acc[kTileN / 2];
+    float acc[kGroups][kTileN / 2];
 #pragma unroll
-    for (int i = 0; i < kTileN / 2; ++i) acc[i] = 0.0f;
+    for (int gr = 0; gr < kGroups; ++gr)
+#pragma unroll
+      for (int i = 0; i < kTileN / 2; ++i) acc[gr][i] = 0.0f;
+    // Ping-pong: this consumer's products start once the other's for the tile before are done.
+    // Besides the turns this gives, it keeps every stage barrier at most one phase ahead of a
+    // consumer waiting on it, which its parity wait needs.
+    if (kPingPong && li > 0) asm volatile("bar.sync %0, 256;" ::"r"(4 + cw) : "memory");
+    int it = li * kKTiles;  // the loader's count of stages at this tile's first
     for (int kt = 0; kt < kKTiles; ++kt, ++it) {
       const int s = it % kStages;
       gf_mbar_wait(gf_smem_addr(&full[s]), (it / kStages) & 1);
@@ -176,8 +193,10 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
       for (int kk = 0; kk < kBK / 16; ++kk)
-        gf_wgmma(acc, gf_smem_desc(st + cw * 64 * 128 + kk * 32),
-                 gf_smem_desc(st + kABytes + kk * 32), (kt > 0 || kk > 0) ? 1 : 0);
+#pragma unroll
+        for (int gr = 0; gr < kGroups; ++gr)
+          gf_wgmma(acc[gr], gf_smem_desc(st + (row0 + gr * 64) * 128 + kk * 32),
+                   gf_smem_desc(st + kABytes + kk * 32), (kt > 0 || kk > 0) ? 1 : 0);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The products of the stage before are done: hand it back.
       asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
@@ -185,10 +204,14 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (lane == 0) gf_mbar_arrive(gf_smem_addr(&empty[(it - 1) % kStages]));
+    // The other consumer's turn, where it has a next tile (barrier 4 + its index).
+    if (kPingPong && blockIdx.x + (li + 1) * gridDim.x < kTiles)
+      asm volatile("bar.arrive %0, 256;" ::"r"(4 + (1 - cw)) : "memory");
 
     // Fragment j holds rows g and g + 8 of the warp's 16, columns 8j + 2t and 8j + 2t + 1. The
-    // staging buffer holds 64-column blocks of 64 rows x 128 bytes, swizzled like the stages.
-    // The barrier first: this warpgroup's reads of the previous tile are done.
+    // staging buffer holds 64-column blocks of 64 rows x 128 bytes, swizzled like the stages,
+    // row group after row group. The barrier first: this warpgroup's reads of its previous tile
+    // are done.
     asm volatile("bar.sync %0, 128;" ::"r"(1 + cw) : "memory");
     const int g = lane >> 2, tq = lane & 3;
 #pragma unroll
@@ -200,21 +223,24 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         if (col + 1 < kN) b1 = gf_elem_to_f32(bias[col + 1]);
       }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = warp * 16 + g + 8 * h;
-        const uint32_t pair = gf_pack2(gf_activate(acc[4 * j + 2 * h] + b0),
-                                       gf_activate(acc[4 * j + 2 * h + 1] + b1));
-        *reinterpret_cast<uint32_t*>(out + (c / 64) * 8192 + gf_swizzled(r, (c % 64) / 8) +
-                                     (c % 8) * 2) = pair;
-      }
+      for (int gr = 0; gr < kGroups; ++gr)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = warp * 16 + g + 8 * h;
+          const uint32_t pair = gf_pack2(gf_activate(acc[gr][4 * j + 2 * h] + b0),
+                                         gf_activate(acc[gr][4 * j + 2 * h + 1] + b1));
+          *reinterpret_cast<uint32_t*>(out + (gr * (kTileN / 64) + c / 64) * 8192 +
+                                       gf_swizzled(r, (c % 64) / 8) + (c % 8) * 2) = pair;
+        }
     }
     asm volatile("bar.sync %0, 128;" ::"r"(1 + cw) : "memory");
     constexpr int kPiecesPerRow = kTileN / 8;
-    for (int q = ct; q < 64 * kPiecesPerRow; q += 128) {
+    for (int q = ct; q < kGroups * 64 * kPiecesPerRow; q += 128) {
       const int r = q / kPiecesPerRow, p = q % kPiecesPerRow;
-      const int row = m0 + cw * 64 + r, col = n0 + p * 8;
+      const int row = m0 + row0 + r, col = n0 + p * 8;
       if (row >= kM || col >= kN) continue;
-      const uint4 v = *reinterpret_cast<const uint4*>(out + (p / 8) * 8192 + gf_swizzled(r, p % 8));
+      const uint4 v = *reinterpret_cast<const uint4*>(
+          out + ((r / 64) * (kTileN / 64) + p / 8) * 8192 + gf_swizzled(r % 64, p % 8));
       gf_elem* dst = c_out + (int64_t)row * kN + col;
       if (kRowsAligned && col + 8 <= kN) {
         *reinterpret_cast<uint4*>(dst) = v;
