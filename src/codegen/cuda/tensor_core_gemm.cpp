@@ -211,6 +211,8 @@ CudaKernelSource emit_tensor_core_gemm_kernel(const TensorCoreGemmSpec& spec,
       << ", kBufBias = " << index_of(TensorCoreGemmBuffer::kBias)
       << ", kBufC = " << index_of(TensorCoreGemmBuffer::kC)
       << ", kBufMaps = " << index_of(TensorCoreGemmBuffer::kMaps) << ";\n"
+      << "constexpr int kMapBytes = " << kTensorCoreGemmMapBytes << ", kSlotBytes = " << kSlotBytes
+      << ";\n"
       << embedded::mma_fragments_cuh << "\n"
       << wgmma_function(spec, t.cols) << embedded::tensor_core_gemm_cuh;
   CudaKernelSource out;

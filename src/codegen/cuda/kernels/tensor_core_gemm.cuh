@@ -36,7 +36,6 @@ constexpr int kTilesN = (kN + kTileN - 1) / kTileN, kTiles = ((kM + kBM - 1) / k
 constexpr int kKTiles = (kK + kBK - 1) / kBK;
 static_assert(kK % 8 == 0, "rows of A and W are whole 16-byte pieces");
 static_assert(kStages >= 2, "one stage loads while another is multiplied");
-constexpr int kMapBytes = 128, kSlotBytes = 384;  // a map; a block's two maps and addresses
 
 static __device__ __forceinline__ void gf_mbar_init(uint32_t bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
