@@ -69,6 +69,36 @@ double activate(TensorCoreGemmActivation a, double x) {
 
 using testing::uniform_tensor;
 
+// ||C - want|| / ||want|| over the checked rows of C: all rows for small products, the first and
+// last 48 for large ones (every tile row and column position still appears); want computed in
+// double from the operands. Every element must be written (not NaN).
+double relative_error(const TensorCoreGemmSpec& s, const Tensor& a, const Tensor& w,
+                      const Tensor& bias, const Tensor& c) {
+  const auto to_double = [](const Tensor& t) {
+    std::vector<double> v(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = t.element_as_double(static_cast<int64_t>(i));
+    return v;
+  };
+  const std::vector<double> av = to_double(a), wv = to_double(w), bv = to_double(bias);
+  double err = 0, norm = 0;
+  for (int64_t r = 0; r < s.m; ++r) {
+    const bool checked = s.m * s.n * s.k <= 60000000 || r < 48 || r >= s.m - 48;
+    for (int64_t j = 0; j < s.n; ++j) {
+      const double got = c.element_as_double(r * s.n + j);
+      EXPECT_FALSE(std::isnan(got)) << "element (" << r << ", " << j << ") unwritten or NaN";
+      if (std::isnan(got)) return INFINITY;
+      if (!checked) continue;
+      double acc = 0;
+      for (int64_t i = 0; i < s.k; ++i) acc += av[r * s.k + i] * wv[j * s.k + i];
+      if (s.has_bias) acc += bv[j];
+      const double want = activate(s.activation, acc);
+      err += (got - want) * (got - want);
+      norm += want * want;
+    }
+  }
+  return std::sqrt(err / std::max(norm, 1e-30));
+}
+
 TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
   codegen::NvrtcOptions cache;
   cache.cache_dir =
@@ -84,7 +114,12 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
                           {129, 3072, 768}, {1024, 3072, 768}, {2000, 520, 96}};
   std::vector<TensorCoreGemmTile> tiles = codegen::tensor_core_gemm_tiles();
   tiles.insert(tiles.begin(), TensorCoreGemmTile{});  // the tile chosen
-  int cases = 0;
+  struct Case {
+    TensorCoreGemmSpec spec;
+    Tensor a, w, bias;
+    codegen::CudaKernelSource kernel;
+  };
+  std::vector<Case> cases;
   for (const Shape& sh : shapes) {
     for (DType dtype : {DType::kF16, DType::kBF16}) {
       for (size_t ti = 0; ti < tiles.size(); ti += (sh.m * sh.n > 1000000 ? 2 : 1)) {
@@ -92,79 +127,71 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
         s.dtype = dtype;
         s.m = sh.m, s.n = sh.n, s.k = sh.k;
         s.tile = tiles[ti];
-        const int e = cases++ % 5;  // the epilogue cycles so that every one meets every tile
+        const int e = static_cast<int>(cases.size() % 5);  // every epilogue meets every tile
         s.has_bias = e != 0;
         s.activation = e == 2   ? TensorCoreGemmActivation::kRelu
                        : e == 3 ? TensorCoreGemmActivation::kGeluErf
                        : e == 4 ? TensorCoreGemmActivation::kGeluTanh
                                 : TensorCoreGemmActivation::kNone;
-        SCOPED_TRACE(s.to_string());
         Tensor a = uniform_tensor(rng, dtype, {s.m, s.k}, 1.0f);
         Tensor w =
             uniform_tensor(rng, dtype, {s.n, s.k}, 1.7f / std::sqrt(static_cast<float>(s.k)));
         Tensor bias = uniform_tensor(rng, dtype, {s.n}, 0.5f);
-        Tensor c(dtype, {s.m, s.n});
-        const codegen::CudaKernelSource src =
+        codegen::CudaKernelSource kernel =
             codegen::emit_tensor_core_gemm_kernel(s, "gf_tc", sms_, cc_);
-        const std::unique_ptr<CudaModule> module = CudaModule::load(
-            *compiler.compile(src.source, cc_, codegen::ArchTarget::kSpecific), "gf_tc");
-        const CUfunction fn = module->function("gf_tc");
-        allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
-        // The operands' device copies (C filled with NaN: an unwritten element shows), then
-        // the pointer table in the kernel's order; all freed however the case ends.
-        std::vector<std::unique_ptr<testing::DeviceCopy>> copies;
-        std::vector<void*> table;
-        void* c_dev = nullptr;
-        for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
-          if (role == TensorCoreGemmBuffer::kC) {
-            copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
-            c_dev = copies.back()->p;
-            GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
-          } else if (role == TensorCoreGemmBuffer::kMaps) {
-            const std::vector<uint8_t> maps = cuda::tensor_core_gemm_maps_init(s, sms_);
-            copies.push_back(std::make_unique<testing::DeviceCopy>(maps.size()));
-            GF_CUDART(
-                cudaMemcpy(copies.back()->p, maps.data(), maps.size(), cudaMemcpyHostToDevice));
-          } else {
-            copies.push_back(
-                std::make_unique<testing::DeviceCopy>(role == TensorCoreGemmBuffer::kA   ? a
-                                                      : role == TensorCoreGemmBuffer::kW ? w
-                                                                                         : bias));
-          }
-          table.push_back(copies.back()->p);
-        }
-        const testing::DeviceCopy table_copy(table.size() * sizeof(void*));
-        void* table_dev = table_copy.p;
-        GF_CUDART(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*),
-                             cudaMemcpyHostToDevice));
-        void* params[] = {&table_dev};
-        check_cu(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
-                                   src.launch.dynamic_shared_bytes, nullptr, params, nullptr),
-                 "cuLaunchKernel");
-        GF_CUDART(cudaDeviceSynchronize());
-        GF_CUDART(cudaMemcpy(c.raw(), c_dev, c.nbytes(), cudaMemcpyDeviceToHost));
-        // Every element written; the values of all rows for small products, of the first and
-        // last 48 rows for large ones (every tile row and column position still appears).
-        double err = 0, norm = 0;
-        for (int64_t r = 0; r < s.m; ++r) {
-          const bool checked = s.m * s.n * s.k <= 60000000 || r < 48 || r >= s.m - 48;
-          for (int64_t j = 0; j < s.n; ++j) {
-            const double got = c.element_as_double(r * s.n + j);
-            ASSERT_FALSE(std::isnan(got)) << "element (" << r << ", " << j << ") unwritten or NaN";
-            if (!checked) continue;
-            double acc = 0;
-            for (int64_t i = 0; i < s.k; ++i)
-              acc += a.element_as_double(r * s.k + i) * w.element_as_double(j * s.k + i);
-            if (s.has_bias) acc += bias.element_as_double(j);
-            const double want = activate(s.activation, acc);
-            err += (got - want) * (got - want);
-            norm += want * want;
-          }
-        }
-        const double tol = dtype == DType::kF16 ? 2e-3 : 1e-2;
-        EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), tol);
+        cases.push_back({s, std::move(a), std::move(w), std::move(bias), std::move(kernel)});
       }
     }
+  }
+  // Every case's kernel compiled at once, in parallel.
+  std::vector<std::string> sources;
+  for (const Case& c : cases) sources.push_back(c.kernel.source);
+  const std::vector<codegen::CubinPtr> cubins = compiler.compile_all(
+      sources, cc_,
+      std::vector<codegen::ArchTarget>(sources.size(), codegen::ArchTarget::kSpecific));
+  ASSERT_EQ(cubins.size(), cases.size());
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const TensorCoreGemmSpec& s = cases[ci].spec;
+    const codegen::CudaKernelSource& src = cases[ci].kernel;
+    SCOPED_TRACE(s.to_string());
+    Tensor c(s.dtype, {s.m, s.n});
+    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubins[ci], "gf_tc");
+    const CUfunction fn = module->function("gf_tc");
+    allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
+    // The operands' device copies (C filled with NaN: an unwritten element shows), then the
+    // pointer table in the kernel's order; all freed however the case ends.
+    std::vector<std::unique_ptr<testing::DeviceCopy>> copies;
+    std::vector<void*> table;
+    void* c_dev = nullptr;
+    for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
+      if (role == TensorCoreGemmBuffer::kC) {
+        copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
+        c_dev = copies.back()->p;
+        GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
+      } else if (role == TensorCoreGemmBuffer::kMaps) {
+        const std::vector<uint8_t> maps = cuda::tensor_core_gemm_maps_init(s, sms_);
+        copies.push_back(std::make_unique<testing::DeviceCopy>(maps.size()));
+        GF_CUDART(cudaMemcpy(copies.back()->p, maps.data(), maps.size(), cudaMemcpyHostToDevice));
+      } else {
+        copies.push_back(std::make_unique<testing::DeviceCopy>(
+            role == TensorCoreGemmBuffer::kA   ? cases[ci].a
+            : role == TensorCoreGemmBuffer::kW ? cases[ci].w
+                                               : cases[ci].bias));
+      }
+      table.push_back(copies.back()->p);
+    }
+    const testing::DeviceCopy table_copy(table.size() * sizeof(void*));
+    void* table_dev = table_copy.p;
+    GF_CUDART(
+        cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
+    void* params[] = {&table_dev};
+    check_cu(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                               src.launch.dynamic_shared_bytes, nullptr, params, nullptr),
+             "cuLaunchKernel");
+    GF_CUDART(cudaDeviceSynchronize());
+    GF_CUDART(cudaMemcpy(c.raw(), c_dev, c.nbytes(), cudaMemcpyDeviceToHost));
+    const double tol = s.dtype == DType::kF16 ? 2e-3 : 1e-2;
+    EXPECT_LE(relative_error(s, cases[ci].a, cases[ci].w, cases[ci].bias, c), tol);
   }
   std::filesystem::remove_all(cache.cache_dir);
 }
