@@ -26,7 +26,8 @@ namespace gf {
   X(cuEventDestroy) X(cuFuncSetAttribute) X(cuStreamCreate) X(cuStreamDestroy)              \
   X(cuStreamSynchronize) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuStreamWaitEvent)     \
   X(cuStreamIsCapturing) X(cuMemHostAlloc) X(cuMemFreeHost)                                 \
-  X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X) GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
+  X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled) GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)           \
+  GF_CUDA_DRIVER_VIRTUAL_MEMORY_FUNCTIONS(X)
 
 // The graph API (runtime/cuda/kernel_graph.h).
 #define GF_CUDA_DRIVER_GRAPH_FUNCTIONS(X)                                                  \

@@ -269,6 +269,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
         check_cu(cuda_driver().cuMemcpyHtoD(s.private_buffer.ptr(), s.private_init.data(),
                                             s.private_bytes),
                  "cuMemcpyHtoD (the private buffer of " + s.label + ")");
+        std::vector<uint8_t>().swap(s.private_init);  // on the device now; nothing reads it again
       }
       private_bytes += s.private_bytes;
     }

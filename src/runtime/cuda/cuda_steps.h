@@ -49,7 +49,7 @@ struct CudaStep {
   std::vector<ValueId> buffers;
   std::vector<bool> is_output;
   uint64_t private_bytes = 0;
-  std::vector<uint8_t> private_init;  // empty, or private_bytes long
+  std::vector<uint8_t> private_init;  // empty, or private_bytes long; freed once uploaded
   DeviceBuffer private_buffer;
   CUfunction fn = nullptr;
   size_t table_index = 0;  // its first entry in the program's pointer table
