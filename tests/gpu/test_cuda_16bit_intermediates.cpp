@@ -4,7 +4,8 @@
 // result is rounded: checked against the chain computed exactly in double from the same bf16
 // inputs, where it must be as close as the per-op result or closer, and differ from it somewhere
 // (else the option did nothing). A second chain checks the approximations that f32 intermediates
-// allow (division, sigmoid) against the exact result rounded once.
+// allow (division, sigmoid) against the exact result rounded once; a third, over every 16-bit
+// input, the rounding of a pair of values per conversion.
 #ifdef GF_HAVE_CUDA
 
 #include <algorithm>
@@ -153,6 +154,43 @@ TEST_F(Cuda16BitIntermediates, ApproximateDivisionAndSigmoidStayWithinTheFinalRo
     }
     EXPECT_EQ(bad_once, 0);
     EXPECT_EQ(bad_per_op, 0);
+  }
+}
+
+// Rounded per op, a run of vector points computes each rounded result for all of them and
+// rounds them a pair per conversion instruction. Over every 16-bit bit pattern as input (NaNs,
+// infinities, subnormals, signed zeros), with a scale that overflows f16 and one that makes
+// subnormals, both formats must still give the reference interpreter's values: bit for bit,
+// except that a NaN only needs to be a NaN.
+Graph overflow_chain(DType t, const Shape& shape) {
+  GraphBuilder b("overflow_chain");
+  ValueId v = b.input("x", t, shape);
+  v = b.add(b.mul(v, b.constant_scalar(3.0f, t)), b.constant_scalar(0.7f, t));
+  v = b.mul(b.unary(Op::kAbs, v), b.constant_scalar(0.3f, t));
+  v = b.binary(Op::kSub, b.mul(v, b.constant_scalar(1.0e-5f, t)), b.constant_scalar(1.1f, t));
+  b.output(b.unary(Op::kNeg, b.mul(v, v)), "y");
+  return b.build();
+}
+
+TEST_F(Cuda16BitIntermediates, PairedRoundingIsTheReferenceBitForBitOnEveryInput) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Shape shape{256, 257};  // every pattern, in rows of odd length
+    const Graph g = overflow_chain(t, shape);
+    Tensor x(t, {256, 257});
+    auto* bits = static_cast<uint16_t*>(x.raw());
+    for (int64_t i = 0; i < x.numel(); ++i) bits[i] = static_cast<uint16_t>(i * 40503);
+    const Tensor got = Session(g, SessionOptions{Device::kCuda}).run({x})[0];
+    const Tensor want = ref::run_graph(g, std::vector<Tensor>{x})[0];
+    const auto* g_bits = static_cast<const uint16_t*>(got.raw());
+    const auto* w_bits = static_cast<const uint16_t*>(want.raw());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const bool both_nan = std::isnan(to_double(t, got, i)) && std::isnan(to_double(t, want, i));
+      if (g_bits[i] != w_bits[i] && !both_nan && ++bad <= 5)
+        ADD_FAILURE() << "x bits " << bits[i] << ": " << g_bits[i] << ", reference " << w_bits[i];
+    }
+    EXPECT_EQ(bad, 0);
   }
 }
 

@@ -343,7 +343,15 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(rounded, "= gf_round_bf16("), 2u) << rounded;
+  // The run of 8 points computes each rounded result for all of them first and rounds them a
+  // pair per conversion; the next wave reads them.
+  EXPECT_EQ(count(rounded, "= gf_round_bf16("), 0u) << rounded;
+  EXPECT_EQ(count(rounded, "gf_round_bf16_pairs<8>(gf_r"), 2u) << rounded;
+  EXPECT_NE(rounded.find("gf_round_bf16_pairs<8>(gf_r" + std::to_string(prod) + ");"),
+            std::string::npos);
+  EXPECT_NE(rounded.find("gf_round_bf16_pairs<8>(gf_r" + std::to_string(e) + ");"),
+            std::string::npos);
+  EXPECT_NE(rounded.find("= gf_r" + std::to_string(e) + "[gf_j];"), std::string::npos);
   EXPECT_NE(rounded.find("gf_store_vec_pairs<8, gf_pack_bf16>"), std::string::npos);
   EXPECT_NE(rounded.find("gf_sigmoid("), std::string::npos);
   EXPECT_EQ(rounded.find("gf_div_approx(t"), std::string::npos);  // only the prelude helper
@@ -381,12 +389,15 @@ TEST_F(CudaCodegenCache, OnlyResultsThatOnlyTheirOwnFormatsStoresReadAreLeftToTh
   b.store(yq32, i, b.cast(DType::kF32, q));
   b.store(yr, i, r);
   const std::string src = codegen::emit_cuda_kernel(b.k, Graph{}).source;
-  size_t rounded = 0;
-  for (size_t at = src.find("= gf_round_bf16(("); at != std::string::npos;
-       at = src.find("= gf_round_bf16((", at + 1))
-    ++rounded;
-  EXPECT_EQ(rounded, 2u) << src;  // p and q
-  EXPECT_EQ(src.find("gf_round_bf16((t" + std::to_string(q) + " * "), std::string::npos) << src;
+  // p and q are rounded (a pair per conversion, in two waves: q reads p), r is not.
+  EXPECT_EQ(src.find("= gf_round_bf16(("), std::string::npos) << src;
+  for (const auto id : {p, q})
+    EXPECT_NE(src.find("gf_round_bf16_pairs<8>(gf_r" + std::to_string(id) + ");"),
+              std::string::npos)
+        << src;
+  EXPECT_EQ(src.find("gf_r" + std::to_string(r) + "["), std::string::npos) << src;
+  EXPECT_LT(src.find("gf_round_bf16_pairs<8>(gf_r" + std::to_string(p) + ");"),
+            src.find("gf_r" + std::to_string(q) + "[gf_j] = "));
   codegen::NvrtcCompiler compiler(options());
   EXPECT_EQ(compiler.compile_all({src}, kSm90).size(), 1u);
 }

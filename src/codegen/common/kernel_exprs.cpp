@@ -244,8 +244,15 @@ std::string KernelExprWriter::op_value(ExprId id) const {
     value = target_.approx_divide + "(" + op.args[0] + ", " + op.args[1] + ")";
   if (f32_for_16bit && e.op == Op::kSigmoid && !target_.approx_sigmoid.empty())
     value = target_.approx_sigmoid + "(" + op.args[0] + ")";
-  if (rounds_per_op(id) && !exact_on_exact_args(e)) value = emit_round_to(target_, e.dtype, value);
+  if (rounds_where_computed(id) && !unrounded_.count(id))
+    value = emit_round_to(target_, e.dtype, value);
   return value;
+}
+
+bool KernelExprWriter::rounds_where_computed(ExprId id) const {
+  const Expr& e = expr(id);
+  return e.kind == ExprKind::kOp && (e.dtype == DType::kF16 || e.dtype == DType::kBF16) &&
+         rounds_per_op(id) && !exact_on_exact_args(e);
 }
 
 std::string KernelExprWriter::expr_value(ExprId id) const {

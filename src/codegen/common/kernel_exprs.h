@@ -67,6 +67,18 @@ class KernelExprWriter {
     value_source_.clear();
   }
   void clear_load_source(fusion::ExprId load) { load_source_.erase(load); }
+  void clear_value_source(fusion::ExprId id) { value_source_.erase(id); }
+  bool has_source(fusion::ExprId id) const {
+    return load_source_.count(id) > 0 || value_source_.count(id) > 0;
+  }
+
+  // Whether op `id` rounds its 16-bit result where it is computed (a conversion there).
+  bool rounds_where_computed(fusion::ExprId id) const;
+  // From now on, op `id` is written without its per-op rounding: the caller rounds it (several
+  // values per conversion) and hands the rounded value on with set_value_source. Undone by
+  // clear_unrounded.
+  void set_unrounded(fusion::ExprId id) { unrounded_.insert(id); }
+  void clear_unrounded() { unrounded_.clear(); }
 
   // Writes the exprs among `roots` and their args that live at this level (`inner`: those that
   // use an inner index, else the outer-invariant ones) and are not in `done`; adds them to it.
@@ -119,6 +131,7 @@ class KernelExprWriter {
   mutable std::vector<int8_t> exact_16bit_;  // per expr: holds_exact_16bit, -1 until asked
   std::map<fusion::ExprId, std::string> load_source_;
   std::map<fusion::ExprId, std::string> value_source_;
+  std::set<fusion::ExprId> unrounded_;
 };
 
 }  // namespace gf::codegen

@@ -5,6 +5,7 @@
 #include "codegen/cuda/cuda_emitter.h"
 
 #include <algorithm>
+#include <map>
 
 #include "codegen/cuda/cuda_kernel_writer.h"
 #include "codegen/cuda/cuda_target.h"
@@ -305,6 +306,8 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   };
   for (size_t s : vector_stores)
     out_ << in << (paired(s) ? "float" : type_of(k_.stores[s].buffer)) << " gf_s" << s << "[" << w << "];\n";
+  const std::vector<ExprId> rounded =
+      write_paired_roundings(p, dims, inner_level, base, roots, rows_ready, in);
   out_ << in << "#pragma unroll\n" << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
   unravel_run_point(p, dims, base, "gf_j", prefix, in + "  ");
   std::set<ExprId> done;
@@ -334,6 +337,62 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   }
   out_ << indent << "}\n";
   for (ExprId id : vector_loads) exprs_.clear_load_source(id);
+  for (ExprId id : rounded) exprs_.clear_value_source(id);
+}
+
+std::vector<ExprId> CudaKernelWriter::write_paired_roundings(
+    const VectorPlan& p, const std::vector<int64_t>& dims, bool inner_level,
+    const std::string& base, const std::vector<ExprId>& roots, size_t rows_ready,
+    const std::string& indent) {
+  const int w = p.width;
+  if (w < 2 || w % 2 != 0) return {};
+  // Per expr, how many rounded results lie on its longest path from the run's inputs (itself
+  // included): wave k computes and rounds those whose count is k. Args have smaller ids.
+  std::set<ExprId> reach;
+  std::vector<ExprId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    const ExprId id = stack.back();
+    stack.pop_back();
+    if (!reach.insert(id).second || exprs_.has_source(id)) continue;
+    for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
+  }
+  std::map<ExprId, int> depth;
+  std::map<int, std::vector<ExprId>> waves;
+  for (ExprId id : reach) {  // ascending ids: args first
+    if (exprs_.has_source(id) || exprs_.uses_inner(id) != inner_level) {
+      depth[id] = 0;
+      continue;
+    }
+    int d = 0;
+    for (ExprId a : exprs_.expr(id).args) d = std::max(d, depth[a]);
+    if (exprs_.rounds_where_computed(id)) waves[++d].push_back(id);
+    depth[id] = d;
+  }
+  const std::string prefix = inner_level ? "i" : "o", in = indent + "  ";
+  std::vector<ExprId> rounded;
+  for (const auto& [wave, ids] : waves) {
+    for (ExprId id : ids) {
+      exprs_.set_unrounded(id);
+      out_ << indent << "float gf_r" << id << "[" << w << "];\n";
+    }
+    out_ << indent << "#pragma unroll\n"
+         << indent << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
+    unravel_run_point(p, dims, base, "gf_j", prefix, in);
+    std::set<ExprId> done;
+    exprs_.emit(out_, ids, inner_level, done, in, rows_ready);
+    for (ExprId id : ids)
+      out_ << in << "gf_r" << id << "[gf_j] = " << KernelExprWriter::tmp(id) << ";\n";
+    out_ << indent << "}\n";
+    exprs_.clear_unrounded();
+    for (ExprId id : ids) {
+      const bool f16 = exprs_.expr(id).dtype == DType::kF16;
+      out_ << indent << (f16 ? "gf_round_f16_pairs<" : "gf_round_bf16_pairs<") << w << ">(gf_r"
+           << id << ");\n";
+      exprs_.set_value_source(id, "gf_r" + std::to_string(id) + "[gf_j]");
+      rounded.push_back(id);
+    }
+  }
+  return rounded;
 }
 
 CudaKernelSource CudaKernelWriter::write() {

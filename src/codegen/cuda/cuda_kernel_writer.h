@@ -50,6 +50,15 @@ class CudaKernelWriter {
   void write_run(const VectorPlan& p, const std::vector<int64_t>& dims, bool inner_level,
                  const std::string& base, const std::vector<size_t>& stores, size_t rows_ready,
                  const std::set<fusion::ExprId>& cached, const std::string& indent);
+  // Ahead of a run's points (p.width even): the 16-bit op results among `roots`' args that
+  // round where they are computed, computed for every point of the run first and then rounded
+  // a pair per conversion instruction, in waves where one of them reads another. Sets their
+  // value sources (`gf_r<id>[gf_j]`) and returns their ids, for the caller to clear.
+  std::vector<fusion::ExprId> write_paired_roundings(const VectorPlan& p,
+                                                     const std::vector<int64_t>& dims,
+                                                     bool inner_level, const std::string& base,
+                                                     const std::vector<fusion::ExprId>& roots,
+                                                     size_t rows_ready, const std::string& indent);
   std::set<fusion::ExprId> closure(const std::vector<fusion::ExprId>& roots) const;
   bool buffer_loaded_and_stored() const;
 

@@ -149,6 +149,26 @@ static __device__ __forceinline__ uint32_t gf_pack_bf16_exact(float lo, float hi
 // f rounded to bf16, as a float: the pair conversion with zero in the lower half gives that
 // float's bit pattern (one instruction, where the round trip is two).
 static __device__ __forceinline__ float gf_round_bf16(float f) { return __uint_as_float(gf_pack_bf16(0.0f, f)); }
+// N floats (N even) rounded to bf16 / f16 in place, a pair per conversion instruction (the
+// conversions' throughput, not memory, bounds a kernel that rounds many values one at a time).
+template <int N>
+static __device__ __forceinline__ void gf_round_bf16_pairs(float* v) {
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    const uint32_t d = gf_pack_bf16(v[i], v[i + 1]);
+    v[i] = __uint_as_float(d << 16);
+    v[i + 1] = __uint_as_float(d & 0xffff0000u);
+  }
+}
+template <int N>
+static __device__ __forceinline__ void gf_round_f16_pairs(float* v) {
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    const uint32_t d = gf_pack_f16(v[i], v[i + 1]);
+    v[i] = gf_f16_to_f32((uint16_t)(d & 0xffffu));
+    v[i + 1] = gf_f16_to_f32((uint16_t)(d >> 16));
+  }
+}
 )";
 
 }  // namespace
