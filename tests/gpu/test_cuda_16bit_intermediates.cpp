@@ -194,6 +194,33 @@ TEST_F(Cuda16BitIntermediates, PairedRoundingIsTheReferenceBitForBitOnEveryInput
   }
 }
 
+// A 16-bit Sigmoid rounded per op takes the precise exponential and a quotient within one f32
+// ulp (gf_sigmoid_faithful). Over every 16-bit input, each result must be within one step of
+// the reference interpreter's, and all but a few in ten thousand the same bits.
+TEST_F(Cuda16BitIntermediates, RoundedSigmoidIsTheReferenceToWithinOneStepOnEveryInput) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(t));
+    GraphBuilder b("sigmoid");
+    b.output(b.unary(Op::kSigmoid, b.input("x", t, Shape{256, 257})), "y");
+    const Graph g = b.build();
+    Tensor x(t, {256, 257});
+    auto* bits = static_cast<uint16_t*>(x.raw());
+    for (int64_t i = 0; i < x.numel(); ++i) bits[i] = static_cast<uint16_t>(i * 40503);
+    const Tensor got = Session(g, SessionOptions{Device::kCuda}).run({x})[0];
+    const Tensor want = ref::run_graph(g, std::vector<Tensor>{x})[0];
+    int64_t far = 0, differ = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double a = to_double(t, got, i), w = to_double(t, want, i);
+      if (std::isnan(a) && std::isnan(w)) continue;
+      differ += a != w;
+      if (!(std::fabs(a - w) <= step_16bit(t, w)) && ++far <= 5)
+        ADD_FAILURE() << "x = " << to_double(t, x, i) << ": " << a << ", reference " << w;
+    }
+    EXPECT_EQ(far, 0);
+    EXPECT_LE(differ, x.numel() / 2000) << differ << " results differ in their last bit";
+  }
+}
+
 }  // namespace
 }  // namespace gf
 

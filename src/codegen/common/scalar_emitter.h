@@ -42,6 +42,10 @@ struct Target {
   // f32 without per-op rounding, where such an error is far below the final 16-bit rounding:
   // a function of (a, b) for a / b, and of x for Sigmoid. Empty: the target has none.
   std::string approx_divide, approx_sigmoid;
+  // Sigmoid for a 16-bit result that is rounded right after (round_16bit_intermediates): the
+  // precise exponential and a quotient within one f32 ulp, where the IEEE division's slow-path
+  // branch costs more than the rest of the op; empty: gf_sigmoid.
+  std::string rounded_16bit_sigmoid;
   // Gelu's erf argument x / sqrt(2) as x * (1 / sqrt(2)): one multiply where an IEEE division
   // is about ten instructions, at most an ulp apart, below the error of the target's own erf.
   bool gelu_erf_by_reciprocal = false;

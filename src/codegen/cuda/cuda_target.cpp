@@ -194,6 +194,7 @@ Target cuda_target() {
   t.f64_nan = "__longlong_as_double(0x7ff8000000000000LL)";
   t.approx_divide = "gf_div_approx";
   t.approx_sigmoid = "gf_sigmoid_approx";
+  t.rounded_16bit_sigmoid = "gf_sigmoid_faithful";
   t.gelu_erf_by_reciprocal = true;
   t.f32_reduce_max = "gf_max_nan";
   t.f32_reduce_min = "gf_min_nan";
@@ -236,6 +237,18 @@ static __device__ __forceinline__ float gf_sigmoid_approx(float x) {
   float e;
   asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(-fabsf(x) * 1.44269504088896341f));
   return gf_div_approx(x >= 0.0f ? 1.0f : e, 1.0f + e);
+}
+// Target::rounded_16bit_sigmoid: exp as gf_sigmoid takes it, then the quotient as the
+// approximate reciprocal's product corrected by its residual (one FMA step): within one f32 ulp
+// of the IEEE quotient, with no branch. The divisor is in [1, 2] and the dividend in [0, 1] (or
+// a NaN, which stays one), so the approximation's range limits never apply.
+static __device__ __forceinline__ float gf_sigmoid_faithful(float x) {
+  const float e = expf(-fabsf(x));
+  const float a = x >= 0.0f ? 1.0f : e, b = 1.0f + e;
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  const float q = a * r;
+  return fmaf(r, fmaf(-b, q, a), q);
 }
 )";
 
