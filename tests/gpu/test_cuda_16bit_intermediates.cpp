@@ -221,6 +221,43 @@ TEST_F(Cuda16BitIntermediates, RoundedSigmoidIsTheReferenceToWithinOneStepOnEver
   }
 }
 
+// A 16-bit Gelu (erf and tanh forms) takes gf_gelu_erf_16bit / gf_gelu_tanh_16bit. Over every
+// 16-bit input, each result must be the exact value (in double, its lower tail through erfc,
+// free of the cancellation in 1 + erf) rounded once: within half a step of its format, plus
+// 2^-16 of its size for the approximation.
+TEST_F(Cuda16BitIntermediates, GeluIsTheExactValueRoundedOnceOnEveryInput) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    for (bool tanh : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + (tanh ? " tanh" : " erf"));
+      GraphBuilder b("gelu");
+      b.output(b.gelu(b.input("x", t, Shape{256, 257}), tanh), "y");
+      const Graph g = b.build();
+      Tensor x(t, {256, 257});
+      auto* bits = static_cast<uint16_t*>(x.raw());
+      for (int64_t i = 0; i < x.numel(); ++i) bits[i] = static_cast<uint16_t>(i * 40503);
+      const Tensor got = Session(g, SessionOptions{Device::kCuda}).run({x})[0];
+      int64_t bad = 0;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        const double v = to_double(t, x, i), a = to_double(t, got, i);
+        const double u = std::sqrt(2.0 / std::acos(-1.0)) * (v + 0.044715 * v * v * v);
+        const double exact = tanh     ? v / (1.0 + std::exp(-2.0 * u))
+                             : v >= 0 ? v * (1.0 - 0.5 * std::erfc(v / std::sqrt(2.0)))
+                                      : v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+        if (std::isnan(v) || std::isinf(v) || std::isinf(exact)) {
+          // Gelu(+inf) = +inf; 0.5 x (1 + erf) is NaN at -inf, as is the reference's.
+          const bool ok = std::isnan(v) || v < 0 ? std::isnan(a) : a == v;
+          if (!ok && ++bad <= 5) ADD_FAILURE() << "x = " << v << ": " << a;
+          continue;
+        }
+        const double tol = 0.5 * step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16);
+        if (!(std::fabs(a - exact) <= tol) && ++bad <= 5)
+          ADD_FAILURE() << "x = " << v << ": " << a << ", exact " << exact;
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gf
 

@@ -366,6 +366,25 @@ TEST_F(CudaCodegenCache, SixteenBitRoundingIsLeftOutWhereTheOpCannotChangeTheVal
   EXPECT_EQ(compiler.compile_all({rounded, approx}, kSm90).size(), 2u);
 }
 
+// Gelu with a 16-bit result takes the form for values rounded to 16 bits; an f32 one erff.
+TEST_F(CudaCodegenCache, SixteenBitGeluTakesItsOwnForm) {
+  std::vector<std::string> sources;
+  for (DType t : {DType::kBF16, DType::kF32}) {
+    testing::KernelBuilder b("gelu");
+    const int x = b.buffer("x", t, {1000}, false);
+    const int y = b.buffer("y", t, {1000}, true);
+    b.k.outer_dims = {1000};
+    const auto i = b.outer(0);
+    b.store(y, i, b.op(Op::kGelu, t, {b.load(x, i)}));
+    sources.push_back(codegen::emit_cuda_kernel(b.k, Graph{}).source);
+  }
+  EXPECT_NE(sources[0].find("= gf_gelu_erf_16bit(t"), std::string::npos) << sources[0];
+  EXPECT_EQ(sources[1].find("= gf_gelu_erf_16bit(t"), std::string::npos);
+  EXPECT_NE(sources[1].find("erff("), std::string::npos) << sources[1];
+  codegen::NvrtcCompiler compiler(options());
+  EXPECT_EQ(compiler.compile_all(sources, kSm90).size(), 2u);
+}
+
 // A 16-bit op result is left to its store's rounding only when stores of its own format are
 // all that read it: p = x * s is stored and also read by the sum (rounded per op); q = p + s is
 // stored in bf16 and in f32 (rounded per op: the f32 store does not round); r = q * s is only

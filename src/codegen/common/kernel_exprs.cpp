@@ -244,7 +244,13 @@ std::string KernelExprWriter::op_value(ExprId id) const {
     value = target_.approx_divide + "(" + op.args[0] + ", " + op.args[1] + ")";
   if (f32_for_16bit && e.op == Op::kSigmoid && !target_.approx_sigmoid.empty())
     value = target_.approx_sigmoid + "(" + op.args[0] + ")";
-  const bool rounded_16bit = round_16bit_ && (e.dtype == DType::kF16 || e.dtype == DType::kBF16);
+  const bool is_16bit = e.dtype == DType::kF16 || e.dtype == DType::kBF16;
+  const bool rounded_16bit = round_16bit_ && is_16bit;
+  if (is_16bit && e.op == Op::kGelu) {
+    const bool tanh = op.attrs && op.attrs->get_string("approximate", "none") == "tanh";
+    const std::string& f = tanh ? target_.gelu_tanh_16bit : target_.gelu_erf_16bit;
+    if (!f.empty()) value = f + "(" + op.args[0] + ")";
+  }
   if (rounded_16bit && e.op == Op::kSigmoid && !target_.rounded_16bit_sigmoid.empty())
     value = target_.rounded_16bit_sigmoid + "(" + op.args[0] + ")";
   if (rounds_where_computed(id) && !unrounded_.count(id))

@@ -46,6 +46,10 @@ struct Target {
   // precise exponential and a quotient within one f32 ulp, where the IEEE division's slow-path
   // branch costs more than the rest of the op; empty: gf_sigmoid.
   std::string rounded_16bit_sigmoid;
+  // Gelu (erf and tanh forms) for f16/bf16 results, which are rounded to 16 bits after it
+  // (per op or at the store): functions of x within far less than that rounding's error.
+  // Empty: the float forms through erf and tanh.
+  std::string gelu_erf_16bit, gelu_tanh_16bit;
   // Gelu's erf argument x / sqrt(2) as x * (1 / sqrt(2)): one multiply where an IEEE division
   // is about ten instructions, at most an ulp apart, below the error of the target's own erf.
   bool gelu_erf_by_reciprocal = false;

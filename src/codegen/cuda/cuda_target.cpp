@@ -195,6 +195,8 @@ Target cuda_target() {
   t.approx_divide = "gf_div_approx";
   t.approx_sigmoid = "gf_sigmoid_approx";
   t.rounded_16bit_sigmoid = "gf_sigmoid_faithful";
+  t.gelu_erf_16bit = "gf_gelu_erf_16bit";
+  t.gelu_tanh_16bit = "gf_gelu_tanh_16bit";
   t.gelu_erf_by_reciprocal = true;
   t.f32_reduce_max = "gf_max_nan";
   t.f32_reduce_min = "gf_min_nan";
@@ -249,6 +251,42 @@ static __device__ __forceinline__ float gf_sigmoid_faithful(float x) {
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
   const float q = a * r;
   return fmaf(r, fmaf(-b, q, a), q);
+}
+// Target::gelu_erf_16bit and gelu_tanh_16bit: Gelu for results rounded to f16/bf16 right after,
+// within about 2^-18 of the exact value relative to it (down to where it leaves f32's range),
+// where the float forms through erff and tanhf take two to three times the instructions, and
+// lose the relative accuracy of the small negative results to the cancellation in 1 + erf.
+// Erf form: x * Phi(x), with the lower tail Phi(-|x|) = erfc(z) / 2 (z = |x| / sqrt 2) as
+// t * 2^(P(t) - z^2 log2 e), t = 1 / (1 + z / 2), P of degree 8 fitted to log2(erfc(z) / (2t))
+// + z^2 log2 e on z in [0, 9.5] at Chebyshev nodes (tools/fit_gelu_erfc.py), 3.3e-7 in the
+// exponent there. At x = +inf the tail is 0 and x * 1 stays inf; at -inf it is NaN, as
+// 0.5 x (1 + erf) gives.
+static __device__ __forceinline__ float gf_gelu_erf_16bit(float x) {
+  float t;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(fabsf(x), 0.353553390593273762f, 1.0f)));
+  float p = 0.123535633f;
+  p = fmaf(p, t, -0.850160897f);
+  p = fmaf(p, t, 2.22977209f);
+  p = fmaf(p, t, -2.68656111f);
+  p = fmaf(p, t, 1.30906463f);
+  p = fmaf(p, t, -0.373865187f);
+  p = fmaf(p, t, 0.64199245f);
+  p = fmaf(p, t, 1.43144655f);
+  p = fmaf(p, t, -2.82522416f);
+  float e;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(fmaf(x * x, -0.721347520444482371f, p)));
+  const float tail = t * e;
+  return x * (x >= 0.0f ? 1.0f - tail : tail);
+}
+// Tanh form: 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3), as
+// gf_sigmoid takes it: one exponential of -|2u|, which never overflows (the small results of
+// large negative x keep their digits).
+static __device__ __forceinline__ float gf_gelu_tanh_16bit(float x) {
+  const float u2 = x * fmaf(x * x, -0.102943239580f, -2.30220819814f);  // -2 u log2 e
+  float e, r;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(-fabsf(u2)));
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+  return x * (u2 <= 0.0f ? r : e * r);
 }
 )";
 
