@@ -53,8 +53,7 @@ void expect_well_formed(const codegen::CudaKernelSource& src, const fusion::Fuse
 void expect_cubin_for(const codegen::CubinPtr& cubin, const std::string& kernel_name) {
   ASSERT_TRUE(cubin);
   ASSERT_GT(cubin->size(), 4u);
-  EXPECT_EQ(cubin->substr(0, 4), std::string("\x7f"
-                                             "ELF"));
+  EXPECT_EQ(cubin->substr(0, 4), std::string("\177ELF"));
   EXPECT_NE(cubin->find(kernel_name), std::string::npos) << "no symbol " << kernel_name;
 }
 

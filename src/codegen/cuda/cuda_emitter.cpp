@@ -40,13 +40,14 @@ CudaKernelWriter::CudaKernelWriter(const fusion::FusedKernel& k, const Graph& g,
       outer_(dims_product(k.outer_dims)),
       inner_(dims_product(k.inner_dims)) {}
 
-std::set<ExprId> CudaKernelWriter::closure(const std::vector<ExprId>& roots) const {
+std::set<ExprId> CudaKernelWriter::closure(const std::vector<ExprId>& roots,
+                                           bool stop_at_sources) const {
   std::set<ExprId> seen;
   std::vector<ExprId> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
     const ExprId id = stack.back();
     stack.pop_back();
-    if (!seen.insert(id).second) continue;
+    if (!seen.insert(id).second || (stop_at_sources && exprs_.has_source(id))) continue;
     for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
   }
   return seen;
@@ -348,17 +349,9 @@ std::vector<ExprId> CudaKernelWriter::write_paired_roundings(
   if (w < 2 || w % 2 != 0) return {};
   // Per expr, how many rounded results lie on its longest path from the run's inputs (itself
   // included): wave k computes and rounds those whose count is k. Args have smaller ids.
-  std::set<ExprId> reach;
-  std::vector<ExprId> stack(roots.begin(), roots.end());
-  while (!stack.empty()) {
-    const ExprId id = stack.back();
-    stack.pop_back();
-    if (!reach.insert(id).second || exprs_.has_source(id)) continue;
-    for (ExprId a : exprs_.expr(id).args) stack.push_back(a);
-  }
   std::map<ExprId, int> depth;
   std::map<int, std::vector<ExprId>> waves;
-  for (ExprId id : reach) {  // ascending ids: args first
+  for (ExprId id : closure(roots, true)) {  // ascending ids: args first
     if (exprs_.has_source(id) || exprs_.uses_inner(id) != inner_level) {
       depth[id] = 0;
       continue;

@@ -59,7 +59,10 @@ class CudaKernelWriter {
                                                      bool inner_level, const std::string& base,
                                                      const std::vector<fusion::ExprId>& roots,
                                                      size_t rows_ready, const std::string& indent);
-  std::set<fusion::ExprId> closure(const std::vector<fusion::ExprId>& roots) const;
+  // `roots` and every expr they read; with stop_at_sources, not the args of an expr that has
+  // a load or value source (it is read from elsewhere).
+  std::set<fusion::ExprId> closure(const std::vector<fusion::ExprId>& roots,
+                                   bool stop_at_sources = false) const;
   bool buffer_loaded_and_stored() const;
 
   // --- pointwise (cuda_pointwise.cpp)
