@@ -324,25 +324,6 @@ int bench_main(int argc, char** argv) {
     }
   }
 
-  // GPT-2 small's and BERT-base's first MLP product (768 -> 3072) at 128 to 4096 token rows.
-  std::vector<GemmResult> gemms;
-  for (int64_t m : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 1024, 4096}) {
-    gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
-    gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
-    // The exact GELU fused by cuDNN's matmul (not the default: its plans cost compile time).
-    if (cuda::cudnn_available()) {
-      gemms.push_back(
-          run_gemm("gemm_bias_gelu_erf_cudnn", m, 768, 3072, false, iters, GemmLibrary::kCudnn));
-    }
-    // Both forms through our tensor-core GEMM, the epilogue in its kernel (sm_90).
-    if (dev.compute_major == 9 && dev.compute_minor == 0) {
-      gemms.push_back(run_gemm("gemm_bias_gelu_tanh_generated", m, 768, 3072, true, iters,
-                               GemmLibrary::kGenerated));
-      gemms.push_back(run_gemm("gemm_bias_gelu_erf_generated", m, 768, 3072, false, iters,
-                               GemmLibrary::kGenerated));
-    }
-  }
-
   std::printf("device: %s (%d SMs); memcpy D2D %.0f GB/s at 256 MiB\n", dev.name.c_str(),
               dev.multiprocessors, bench.memcpy_gbps(256 * kMiB));
   std::printf("%-10s %-5s %-14s %10s %9s %8s  %s\n", "name", "dtype", "shape", "time us", "GB/s",
@@ -374,6 +355,25 @@ int bench_main(int argc, char** argv) {
                             {"vector_width", r.src.vector_width},
                             {"index32", r.src.index32}});
   }
+  // GPT-2 small's and BERT-base's first MLP product (768 -> 3072) at 128 to 4096 token rows.
+  std::vector<GemmResult> gemms;
+  for (int64_t m : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 1024, 4096}) {
+    gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
+    gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
+    // The exact GELU fused by cuDNN's matmul (not the default: its plans cost compile time).
+    if (cuda::cudnn_available()) {
+      gemms.push_back(
+          run_gemm("gemm_bias_gelu_erf_cudnn", m, 768, 3072, false, iters, GemmLibrary::kCudnn));
+    }
+    // Both forms through our tensor-core GEMM, the epilogue in its kernel (sm_90).
+    if (dev.compute_major == 9 && dev.compute_minor == 0) {
+      gemms.push_back(run_gemm("gemm_bias_gelu_tanh_generated", m, 768, 3072, true, iters,
+                               GemmLibrary::kGenerated));
+      gemms.push_back(run_gemm("gemm_bias_gelu_erf_generated", m, 768, 3072, false, iters,
+                               GemmLibrary::kGenerated));
+    }
+  }
+
   std::printf("\n%-20s %-16s %10s %8s %12s  %s\n", "name", "m x k x n (f16)", "time us", "TFLOP/s",
               "in graph us", "program");
   for (const GemmResult& r : gemms) {

@@ -194,6 +194,46 @@ TEST_F(Cuda16BitIntermediates, PairedRoundingIsTheReferenceBitForBitOnEveryInput
   }
 }
 
+// Packed ops (two values per instruction, cuda_packed.cpp) over every pair of 16-bit bit
+// patterns the two inputs meet in: sums, differences, products (f16 products of two inputs,
+// bf16 ones with a constant), Relu, Abs and Neg, bit for bit the reference's (a NaN only needs
+// to be a NaN; Relu keeps -0 and NaN as the reference does).
+TEST_F(Cuda16BitIntermediates, PackedOpsAreTheReferenceBitForBitOnEveryInputPair) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Shape shape{512, 256};
+    GraphBuilder b("packed");
+    const ValueId x = b.input("x", t, shape), y = b.input("y", t, shape);
+    const ValueId d = b.binary(Op::kSub, b.add(x, y), b.mul(x, b.constant_scalar(1.5f, t)));
+    const ValueId r = b.binary(Op::kSub, b.unary(Op::kRelu, d), y);
+    b.output(b.unary(Op::kNeg, b.unary(Op::kAbs, r)), "z0");
+    b.output(b.add(b.unary(Op::kRelu, x), t == DType::kF16 ? b.mul(x, y) : y), "z1");
+    const Graph g = b.build();
+    Tensor xs(t, {512, 256}), ys(t, {512, 256});
+    auto* xb = static_cast<uint16_t*>(xs.raw());
+    auto* yb = static_cast<uint16_t*>(ys.raw());
+    for (int64_t i = 0; i < xs.numel(); ++i) {  // every x, each twice, against scattered y
+      xb[i] = static_cast<uint16_t>(i >> 1);
+      yb[i] = static_cast<uint16_t>(i * 40503 + (i >> 16) * 7919);
+    }
+    const std::vector<Tensor> got = Session(g, SessionOptions{Device::kCuda}).run({xs, ys});
+    const std::vector<Tensor> want = ref::run_graph(g, std::vector<Tensor>{xs, ys});
+    for (size_t o = 0; o < 2; ++o) {
+      const auto* g_bits = static_cast<const uint16_t*>(got[o].raw());
+      const auto* w_bits = static_cast<const uint16_t*>(want[o].raw());
+      int64_t bad = 0;
+      for (int64_t i = 0; i < xs.numel(); ++i) {
+        const bool both_nan =
+            std::isnan(to_double(t, got[o], i)) && std::isnan(to_double(t, want[o], i));
+        if (g_bits[i] != w_bits[i] && !both_nan && ++bad <= 5)
+          ADD_FAILURE() << "z" << o << ", x bits " << xb[i] << ", y bits " << yb[i] << ": "
+                        << g_bits[i] << ", reference " << w_bits[i];
+      }
+      EXPECT_EQ(bad, 0) << "z" << o;
+    }
+  }
+}
+
 // A 16-bit Sigmoid rounded per op takes the precise exponential and a quotient within one f32
 // ulp (gf_sigmoid_faithful). Over every 16-bit input, each result must be within one step of
 // the reference interpreter's, and all but a few in ten thousand the same bits.

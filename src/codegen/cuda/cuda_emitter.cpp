@@ -34,6 +34,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
 CudaKernelWriter::CudaKernelWriter(const fusion::FusedKernel& k, const Graph& g,
                                    const CudaEmitOptions& o)
     : k_(k),
+      g_(g),
       opts_(o),
       target_(cuda_target()),
       exprs_(k, g, target_, o.round_16bit_intermediates),
@@ -267,6 +268,7 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
     // The addresses at the run's first point.
     std::vector<ExprId> index_roots;
     for (ExprId id : vector_loads) {
+      if (hoisted_loads_.count(id)) continue;
       out_ << in << "const " << type_of(exprs_.expr(id).buffer) << "* gf_p" << id << ";\n";
       index_roots.push_back(exprs_.expr(id).args[0]);
     }
@@ -279,6 +281,7 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
     std::set<ExprId> done;
     exprs_.emit(out_, index_roots, inner_level, done, in + "  ", rows_ready);
     for (ExprId id : vector_loads) {
+      if (hoisted_loads_.count(id)) continue;
       out_ << in << "  gf_p" << id << " = b" << exprs_.expr(id).buffer << " + "
            << exprs_.index_ref(exprs_.expr(id).args[0]) << ";\n";
     }
@@ -290,7 +293,9 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   }
   for (ExprId id : vector_loads) {
     const std::string t = type_of(exprs_.expr(id).buffer);
-    if (p.loads[static_cast<size_t>(id)] == VectorAccess::kUniform) {
+    if (hoisted_loads_.count(id)) {
+      exprs_.set_load_source(id, "gf_u" + std::to_string(id));  // read ahead of the loop
+    } else if (p.loads[static_cast<size_t>(id)] == VectorAccess::kUniform) {
       out_ << in << "const " << t << " gf_u" << id << " = *gf_p" << id << ";\n";
       exprs_.set_load_source(id, "gf_u" + std::to_string(id));
     } else {
@@ -305,8 +310,17 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   auto paired = [&](size_t s) {
     return w % 2 == 0 && (buffer_dtype(s) == DType::kF16 || buffer_dtype(s) == DType::kBF16);
   };
+  const std::vector<ExprId> packed = write_packed_ops(p, inner_level, roots, vector_loads, in);
+  // A store of a packed result stores its pairs as they are.
+  auto packed_value = [&](size_t s) {
+    const ExprId v = k_.stores[s].value;
+    return std::find(packed.begin(), packed.end(), v) != packed.end() &&
+           exprs_.expr(v).dtype == buffer_dtype(s);
+  };
   for (size_t s : vector_stores)
-    out_ << in << (paired(s) ? "float" : type_of(k_.stores[s].buffer)) << " gf_s" << s << "[" << w << "];\n";
+    if (!packed_value(s))
+      out_ << in << (paired(s) ? "float" : type_of(k_.stores[s].buffer)) << " gf_s" << s << "[" << w
+           << "];\n";
   const std::vector<ExprId> rounded =
       write_paired_roundings(p, dims, inner_level, base, roots, rows_ready, in);
   out_ << in << "#pragma unroll\n" << in << "for (int gf_j = 0; gf_j < " << w << "; ++gf_j) {\n";
@@ -316,6 +330,7 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   for (size_t s : stores) {
     const bool vector =
         std::find(vector_stores.begin(), vector_stores.end(), s) != vector_stores.end();
+    if (vector && packed_value(s)) continue;
     const fusion::Store& st = k_.stores[s];
     const std::string value = !vector     ? ""
                               : paired(s) ? exprs_.as_type(st.value, buffer_dtype(s))
@@ -326,6 +341,11 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   }
   out_ << in << "}\n";
   for (size_t s : vector_stores) {
+    if (packed_value(s)) {
+      out_ << in << "gf_store_vec<uint32_t, " << w / 2 << ">(reinterpret_cast<uint32_t*>(gf_q" << s
+           << "), gf_h" << k_.stores[s].value << ");\n";
+      continue;
+    }
     if (!paired(s)) {
       out_ << in << "gf_store_vec<" << type_of(k_.stores[s].buffer) << ", " << w << ">(gf_q" << s
            << ", gf_s" << s << ");\n";
@@ -339,6 +359,7 @@ void CudaKernelWriter::write_run(const VectorPlan& p, const std::vector<int64_t>
   out_ << indent << "}\n";
   for (ExprId id : vector_loads) exprs_.clear_load_source(id);
   for (ExprId id : rounded) exprs_.clear_value_source(id);
+  for (ExprId id : packed) exprs_.clear_value_source(id);
 }
 
 std::vector<ExprId> CudaKernelWriter::write_paired_roundings(

@@ -59,6 +59,18 @@ class CudaKernelWriter {
                                                      bool inner_level, const std::string& base,
                                                      const std::vector<fusion::ExprId>& roots,
                                                      size_t rows_ready, const std::string& indent);
+  // Ahead of a run's points (p.width even, rounded 16-bit ops): the f16/bf16 Add, Sub, Mul,
+  // Relu, Abs and Neg among `roots`' args that read only exact 16-bit values (`vector_loads` of
+  // their format, or each other), computed a pair per instruction into gf_h<id>[width / 2]
+  // (cuda_packed.cpp). Sets their value sources (the pair's half as a float) and returns their
+  // ids, for the caller to clear.
+  std::vector<fusion::ExprId> write_packed_ops(const VectorPlan& p, bool inner_level,
+                                               const std::vector<fusion::ExprId>& roots,
+                                               const std::vector<fusion::ExprId>& vector_loads,
+                                               const std::string& indent);
+  bool packed_ops_available(DType t) const;
+  // A bf16 Mul whose product float holds exactly: one operand a constant of multiples of 2^-16.
+  bool exact_bf16_product(const fusion::Expr& mul) const;
   // `roots` and every expr they read; with stop_at_sources, not the args of an expr that has
   // a load or value source (it is read from elsewhere).
   std::set<fusion::ExprId> closure(const std::vector<fusion::ExprId>& roots,
@@ -102,6 +114,7 @@ class CudaKernelWriter {
   void close_chunks(const std::string& indent);
 
   const fusion::FusedKernel& k_;
+  const Graph& g_;
   const CudaEmitOptions& opts_;
   Target target_;
   KernelExprWriter exprs_;
@@ -114,6 +127,8 @@ class CudaKernelWriter {
   int64_t chunks_ = 0;       // persistent rows: vectors per row
   int64_t chunks_per_thread_ = 0;
   std::vector<fusion::ExprId> cached_loads_;  // persistent rows: loads kept in registers
+  // Pointwise runs: loads of one-element inputs, read ahead of the loop into gf_u<id>.
+  std::set<fusion::ExprId> hoisted_loads_;
   // Persistent rows, planned once in plan(): plan_kept_values, plan_min_blocks_per_sm.
   std::vector<std::vector<fusion::ExprId>> kept_values_;
   int min_blocks_per_sm_ = 1;

@@ -34,10 +34,24 @@ void CudaKernelWriter::write_pointwise_runs() {
   for (bool per_inner : {false, true})
     for (size_t s = 0; s < k_.stores.size(); ++s)
       if (k_.stores[s].per_inner == per_inner) stores.push_back(s);
+  // One-element inputs (scalars broadcast to every point) are read once, ahead of the loop:
+  // inside it the compiler cannot tell that the stores leave them alone, and reads them again
+  // every run.
+  for (size_t id = 0; id < k_.exprs.size(); ++id) {
+    const fusion::Expr& e = k_.exprs[id];
+    if (e.kind != fusion::ExprKind::kLoad || exprs_.uses_inner(static_cast<ExprId>(id))) continue;
+    const fusion::KernelBuffer& b = k_.buffers[static_cast<size_t>(e.buffer)];
+    if (b.is_output || dims_product(b.dims) != 1) continue;
+    out_ << "  const " << storage_c_type(b.dtype) << " gf_u" << id << " = b" << e.buffer
+         << "[0];\n";
+    hoisted_loads_.insert(static_cast<ExprId>(id));
+  }
+  // gf_base >= 0: without the hint the index arithmetic divides and takes remainders as signed.
   out_ << "  for (int64_t gf_run = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; gf_run < "
        << runs << "; gf_run += gf_stride) {\n"
        << "    const " << exprs_.index_c_type() << " gf_base = (" << exprs_.index_c_type()
-       << ")gf_run * " << w << ";\n";
+       << ")gf_run * " << w << ";\n"
+       << "    __builtin_assume(gf_base >= 0);\n";
   write_run(vec_, k_.outer_dims, false, "gf_base", stores, 0, {}, "    ");
   out_ << "  }\n";
   if (outer_ % w != 0) {

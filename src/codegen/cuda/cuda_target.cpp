@@ -290,11 +290,52 @@ static __device__ __forceinline__ float gf_gelu_tanh_16bit(float x) {
 }
 )";
 
+// Packed 16-bit arithmetic (cuda_packed.cpp): two f16 or bf16 values in one 32-bit register (the
+// lower half first), one instruction per pair. add, sub and mul round once, as the float op
+// followed by a rounding does on the operands the emitter allows them; Relu zeroes the halves
+// that compare below zero (a NaN and -0 stay); Abs and Neg are the sign bits' logic ops. The bf16
+// forms need sm_90, the f16 forms sm_53.
+constexpr const char* kPackedHelpers = R"(
+static __device__ __forceinline__ uint32_t gf_pair16(const uint16_t* v, int i) {
+  return (uint32_t)v[2 * i] | ((uint32_t)v[2 * i + 1] << 16);
+}
+static __device__ __forceinline__ float gf_bf16x2_at(const uint32_t* h, int j) {
+  return __uint_as_float((j & 1) ? h[j >> 1] & 0xffff0000u : h[j >> 1] << 16);
+}
+static __device__ __forceinline__ float gf_f16x2_at(const uint32_t* h, int j) {
+  return gf_f16_to_f32((uint16_t)(h[j >> 1] >> (16 * (j & 1))));
+}
+#define GF_PACKED_BINARY(name, inst) \
+  static __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b) { \
+    uint32_t d; \
+    asm(inst " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); \
+    return d; \
+  }
+#define GF_PACKED_RELU(name, type) \
+  static __device__ __forceinline__ uint32_t name(uint32_t a) { \
+    uint32_t below; \
+    asm("set.lt.u32." type " %0, %1, %2;" : "=r"(below) : "r"(a), "r"(0u)); \
+    return a & ~below; \
+  }
+GF_PACKED_BINARY(gf_add_f16x2, "add.rn.f16x2")
+GF_PACKED_BINARY(gf_sub_f16x2, "sub.rn.f16x2")
+GF_PACKED_BINARY(gf_mul_f16x2, "mul.rn.f16x2")
+GF_PACKED_RELU(gf_relu_f16x2, "f16x2")
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+GF_PACKED_BINARY(gf_add_bf16x2, "add.rn.bf16x2")
+GF_PACKED_BINARY(gf_sub_bf16x2, "sub.rn.bf16x2")
+GF_PACKED_BINARY(gf_mul_bf16x2, "mul.rn.bf16x2")
+GF_PACKED_RELU(gf_relu_bf16x2, "bf16x2")
+#endif
+#undef GF_PACKED_BINARY
+#undef GF_PACKED_RELU
+)";
+
 std::string cuda_grid_dependency_helpers() { return kGridDependencyHelpers; }
 
 std::string cuda_prelude() {
-  return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) + kWarpHelpers +
-         kGridDependencyHelpers + kVectorHelpers + kApproxHelpers;
+  return std::string(kIntegerTypes) + k16BitConversions + scalar_prelude(cuda_target()) +
+         kWarpHelpers + kGridDependencyHelpers + kVectorHelpers + kApproxHelpers + kPackedHelpers;
 }
 
 }  // namespace gf::codegen

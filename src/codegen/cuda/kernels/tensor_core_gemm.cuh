@@ -120,9 +120,9 @@ static __device__ __forceinline__ float gf_elem_to_f32(gf_elem v) {
 }
 static __device__ __forceinline__ float gf_activate(float x) {
   if (kActivation == 1) return x > 0.0f ? x : 0.0f;
-  if (kActivation == 2) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-  if (kActivation == 3)
-    return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+  // The result is rounded to 16 bits right after: the prelude's 16-bit Gelu forms.
+  if (kActivation == 2) return gf_gelu_erf_16bit(x);
+  if (kActivation == 3) return gf_gelu_tanh_16bit(x);
   return x;
 }
 
