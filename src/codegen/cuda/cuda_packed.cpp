@@ -11,6 +11,7 @@
 // whose values are all multiples of 2^-16 (x * 0.5, x * 1.5, not x * 1e-5).
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "codegen/cuda/cuda_kernel_writer.h"
 #include "graphfuse/dtype.h"
@@ -65,14 +66,15 @@ std::vector<ExprId> CudaKernelWriter::write_packed_ops(const VectorPlan& p, bool
   if (w < 2 || w % 2 != 0 || !opts_.round_16bit_intermediates) return {};
   // Per packable expr, its pair gf_i as a 32-bit expression.
   std::map<ExprId, std::string> pair;
-  std::map<ExprId, bool> uniform;  // loads of one value per run
+  std::set<ExprId> uniform;  // loads of one value per run
   for (ExprId id : vector_loads) {
     const fusion::Expr& e = exprs_.expr(id);
     const DType t = k_.buffers[static_cast<size_t>(e.buffer)].dtype;
     if (e.dtype != t || !packed_ops_available(t)) continue;
-    uniform[id] = p.loads[static_cast<size_t>(id)] == VectorAccess::kUniform;
-    pair[id] = uniform[id] ? "gf_hu" + std::to_string(id)
-                           : "gf_pair16(gf_l" + std::to_string(id) + ", gf_i)";
+    const bool one_value = p.loads[static_cast<size_t>(id)] == VectorAccess::kUniform;
+    if (one_value) uniform.insert(id);
+    pair[id] = one_value ? "gf_hu" + std::to_string(id)
+                         : "gf_pair16(gf_l" + std::to_string(id) + ", gf_i)";
   }
   std::vector<ExprId> ops;
   std::map<ExprId, std::string> value;      // per packed op, its pair gf_i from its args' pairs
@@ -121,12 +123,10 @@ std::vector<ExprId> CudaKernelWriter::write_packed_ops(const VectorPlan& p, bool
   // only where a packed op or a store (one of `roots`) reads it.
   for (ExprId r : roots) ++packed_users[r];
   std::vector<ExprId> kept;
-  std::set<ExprId> dropped;
   for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
     const fusion::Expr& e = exprs_.expr(*it);
     const bool sign = e.op == Op::kRelu || e.op == Op::kAbs || e.op == Op::kNeg;
     if (sign && packed_users[*it] == 0) {
-      dropped.insert(*it);
       for (ExprId a : e.args) --packed_users[a];
       continue;
     }
@@ -136,7 +136,7 @@ std::vector<ExprId> CudaKernelWriter::write_packed_ops(const VectorPlan& p, bool
   std::set<ExprId> uniforms_read;
   for (ExprId id : kept)
     for (ExprId a : exprs_.expr(id).args)
-      if (uniform.count(a) && uniform[a]) uniforms_read.insert(a);
+      if (uniform.count(a)) uniforms_read.insert(a);
   for (ExprId id : uniforms_read)
     out_ << indent << "const uint32_t gf_hu" << id << " = (uint32_t)gf_u" << id << " * 0x10001u;\n";
   for (ExprId id : kept) out_ << indent << "uint32_t gf_h" << id << "[" << w / 2 << "];\n";
