@@ -9,6 +9,7 @@
 // product of two f16 values is exact in float. A bf16 product is exact only when it keeps above
 // float's smallest step (2^-149), so a bf16 Mul is packed only when one operand is a constant
 // whose values are all multiples of 2^-16 (x * 0.5, x * 1.5, not x * 1e-5).
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -23,8 +24,9 @@ using fusion::ExprKind;
 
 namespace {
 
-bool is_16bit(DType t) {
-  return t == DType::kF16 || t == DType::kBF16;
+// Ops whose packed form only touches sign bits (or, for Relu, zeroes a half).
+bool is_sign_op(Op op) {
+  return op == Op::kRelu || op == Op::kAbs || op == Op::kNeg;
 }
 
 // Every value of a constant bf16 tensor is 0, not finite, or a multiple of 2^-16.
@@ -82,11 +84,10 @@ std::vector<ExprId> CudaKernelWriter::write_packed_ops(const VectorPlan& p, bool
   for (ExprId id : closure(roots, true)) {  // ascending ids: args first
     const fusion::Expr& e = exprs_.expr(id);
     if (e.kind != ExprKind::kOp || exprs_.has_source(id) || exprs_.uses_inner(id) != inner_level ||
-        !is_16bit(e.dtype) || !packed_ops_available(e.dtype))
+        !packed_ops_available(e.dtype))
       continue;
     const bool binary = e.op == Op::kAdd || e.op == Op::kSub || e.op == Op::kMul;
-    const bool sign = e.op == Op::kRelu || e.op == Op::kAbs || e.op == Op::kNeg;
-    if (!(binary && e.args.size() == 2) && !(sign && e.args.size() == 1)) continue;
+    if (!(binary && e.args.size() == 2) && !(is_sign_op(e.op) && e.args.size() == 1)) continue;
     bool args_packed = true;
     for (ExprId a : e.args)
       args_packed = args_packed && pair.count(a) && exprs_.expr(a).dtype == e.dtype;
@@ -123,15 +124,15 @@ std::vector<ExprId> CudaKernelWriter::write_packed_ops(const VectorPlan& p, bool
   // only where a packed op or a store (one of `roots`) reads it.
   for (ExprId r : roots) ++packed_users[r];
   std::vector<ExprId> kept;
-  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {  // users before the ops they read
     const fusion::Expr& e = exprs_.expr(*it);
-    const bool sign = e.op == Op::kRelu || e.op == Op::kAbs || e.op == Op::kNeg;
-    if (sign && packed_users[*it] == 0) {
+    if (is_sign_op(e.op) && packed_users[*it] == 0) {
       for (ExprId a : e.args) --packed_users[a];
       continue;
     }
-    kept.insert(kept.begin(), *it);
+    kept.push_back(*it);
   }
+  std::reverse(kept.begin(), kept.end());
   if (kept.empty()) return {};
   std::set<ExprId> uniforms_read;
   for (ExprId id : kept)
