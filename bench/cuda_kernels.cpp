@@ -6,7 +6,9 @@
 // Then fp16 GEMMs with a bias + GELU epilogue (y = Gelu(x W + b), tanh and erf forms) at the
 // shapes of GPT-2's and BERT's first MLP product, each a whole CUDA Session program run by
 // DeviceProgram on device buffers (its kernels and library calls are printed with it); the erf
-// form also through cuDNN's fused matmul (GemmLibrary::kCudnn) where cuDNN is present.
+// form also through cuDNN's fused matmul (GemmLibrary::kCudnn) where cuDNN is present, and the
+// tanh form through whichever of cuBLASLt and cuDNN timed faster for the shape
+// (GemmLibrary::kTimed).
 //
 //   bench_cuda_kernels [--iters N] [--quick] [--json FILE]
 //
@@ -364,6 +366,9 @@ int bench_main(int argc, char** argv) {
     if (cuda::cudnn_available()) {
       gemms.push_back(
           run_gemm("gemm_bias_gelu_erf_cudnn", m, 768, 3072, false, iters, GemmLibrary::kCudnn));
+      // The tanh form through whichever of cuBLASLt and cuDNN timed faster for the shape.
+      gemms.push_back(
+          run_gemm("gemm_bias_gelu_tanh_timed", m, 768, 3072, true, iters, GemmLibrary::kTimed));
     }
     // Both forms through our tensor-core GEMM, the epilogue in its kernel (sm_90).
     if (dev.compute_major == 9 && dev.compute_minor == 0) {
