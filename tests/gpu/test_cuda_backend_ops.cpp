@@ -227,6 +227,22 @@ std::vector<OpCase> cases() {
                  const ValueId y = b.mul(b.add(x, in(b, t, Shape{3, 1}, "y")), in(b, t, Shape{1, 6}, "z"));
                  b.output(b.unary(Op::kTanh, b.binary(Op::kSub, y, b.constant_scalar(0.5f, t))));
                }});
+  // More work than the largest grid covers (16 blocks per SM on 132 SMs: 2112 blocks): each
+  // block of the grid-stride loop takes more than one vector or row.
+  c.push_back({"ChainLongerThanTheGrid", [](GraphBuilder& b, DType t) {
+                 const ValueId x =
+                     b.add(b.mul(in(b, t, Shape{2048, 4100}), b.constant_scalar(0.5f, t)),
+                           b.constant_scalar(1.0f, t));
+                 b.output(b.binary(Op::kSub, b.unary(Op::kRelu, x), b.constant_scalar(0.25f, t)));
+               }});
+  c.push_back({"SoftmaxRowsBeyondTheGrid", [](GraphBuilder& b, DType t) {
+                 b.output(b.softmax(in(b, t, Shape{20011, 33})));
+               }});
+  c.push_back({"LayerNormRowsBeyondTheGrid", [](GraphBuilder& b, DType t) {
+                 b.output(b.layer_norm(in(b, t, Shape{2501, 1100}),
+                                       b.constant("g", random_constant(t, {1100}, 17)),
+                                       b.constant("beta", random_constant(t, {1100}, 18))));
+               }});
   c.push_back({"TokenAndPositionEmbedding", [](GraphBuilder& b, DType t) {
                  const ValueId ids = b.input("ids", DType::kI64, Shape{2, 9});
                  const ValueId tokens = b.op1(Op::kGather, {b.constant("wte", random_constant(t, {7, 40}, 15)), ids});
