@@ -13,6 +13,8 @@
 //   bench_cuda_kernels [--iters N] [--quick] [--json FILE]
 //
 // Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -150,6 +152,7 @@ struct GemmResult {
   int64_t m = 0, k = 0, n = 0;
   double us = 0, tflops = 0;
   double graph_us = 0;  // per call, 20 calls populated into one CUDA graph
+  double unbound_graph_us = 0;  // the same graph without the segments' binding nodes
   int generated_kernels = 0, library_calls = 0;
   int direct_bindings = 0;  // of x and y, those the program reads and writes in place
   int tuned_gemms = 0;      // its cuBLASLt algorithm chosen by timing
@@ -172,6 +175,45 @@ Graph gemm_bias_gelu_graph(int64_t m, int64_t k, int64_t n, bool tanh) {
   const ValueId y = b.add(b.matmul(x, b.constant("w", w)), b.constant("b", bias));
   b.output(b.gelu(y, tanh), "y");
   return b.build();
+}
+
+void check_runtime(cudaError_t e, const char* call) {
+  if (e != cudaSuccess)
+    throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
+}
+
+// Takes `node` out of `graph`, each of its dependencies joined to each of its dependents by a
+// full dependency (the conservative kind, whatever kind of edge the node had on either side).
+void bypass_node(CUgraph graph, CUgraphNode node) {
+  const auto n = reinterpret_cast<cudaGraphNode_t>(node);
+  // Queried with edge data (a query without it fails where an edge is programmatic), into
+  // arrays larger than any segment's fan-in or fan-out.
+  constexpr size_t kCapacity = 1024;
+  std::vector<cudaGraphNode_t> from(kCapacity), to(kCapacity);
+  std::vector<cudaGraphEdgeData> edges(kCapacity);
+  size_t from_count = kCapacity, to_count = kCapacity;
+  check_runtime(cudaGraphNodeGetDependencies(n, from.data(), edges.data(), &from_count),
+                "cudaGraphNodeGetDependencies");
+  check_runtime(cudaGraphNodeGetDependentNodes(n, to.data(), edges.data(), &to_count),
+                "cudaGraphNodeGetDependentNodes");
+  if (from_count >= kCapacity || to_count >= kCapacity)
+    throw Error(ErrorCode::kUnsupported, "bypass_node: more edges than the bench expects");
+  from.resize(from_count);
+  to.resize(to_count);
+  check_runtime(cudaGraphDestroyNode(n), "cudaGraphDestroyNode");
+  for (cudaGraphNode_t f : from)
+    for (cudaGraphNode_t t : to)
+      check_runtime(
+          cudaGraphAddDependencies(reinterpret_cast<cudaGraph_t>(graph), &f, &t, nullptr, 1),
+          "cudaGraphAddDependencies");
+}
+
+// Each flat segment's entry and exit nodes (gf_bind_in and gf_bind_out) out of `graph`.
+void remove_binding_nodes(CUgraph graph, const std::vector<GraphSegment>& segments) {
+  for (const GraphSegment& seg : segments) {
+    bypass_node(graph, seg.entry);
+    bypass_node(graph, seg.exit);
+  }
 }
 
 // Through `library` (SessionOptions::gemm_library).
@@ -207,6 +249,15 @@ GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bo
   // An update on the instantiated graph disables the binding kernels with nothing to do.
   for (const GraphSegment& seg : segments) program.update(exec, seg, bindings);
   r.graph_us = bench::time_us(iters, [&] { GF_CU(cu.cuGraphLaunch(exec, nullptr)); }) / 20;
+  GF_CU(cu.cuCtxSynchronize());
+  GF_CU(cu.cuGraphExecDestroy(exec));
+  // The same 20 calls with each segment's two binding nodes taken out of the graph: what the
+  // library calls and kernels cost on their own, the binding nodes' share being the difference.
+  // Valid here only: the bench's buffers never change, so the program's pointer tables and
+  // captured calls already hold them and the binding kernels have nothing left to do.
+  remove_binding_nodes(graph, segments);
+  GF_CU(cu.cuGraphInstantiateWithFlags(&exec, graph, 0));
+  r.unbound_graph_us = bench::time_us(iters, [&] { GF_CU(cu.cuGraphLaunch(exec, nullptr)); }) / 20;
   GF_CU(cu.cuCtxSynchronize());
   GF_CU(cu.cuGraphExecDestroy(exec));
   GF_CU(cu.cuGraphDestroy(graph));
@@ -282,6 +333,7 @@ int bench_main(int argc, char** argv) {
   int iters = 20;
   bool quick = false;
   std::string json_path;
+  std::string cases = "chains,rows,gemms";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc) {
@@ -290,10 +342,28 @@ int bench_main(int argc, char** argv) {
       json_path = argv[++i];
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--cases" && i + 1 < argc) {
+      cases = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_cuda_kernels [--iters N] [--quick] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: bench_cuda_kernels [--iters N] [--quick] [--cases chains,rows,gemms] "
+                   "[--json FILE]\n");
       return 1;
     }
+  }
+  // Which groups of rows to run (a comma-separated subset of chains, rows, gemms).
+  const auto wanted = [&](const std::string& group) {
+    return ("," + cases + ",").find("," + group + ",") != std::string::npos;
+  };
+  for (size_t start = 0; start <= cases.size();) {
+    const size_t end = std::min(cases.find(',', start), cases.size());
+    const std::string group = cases.substr(start, end - start);
+    if (group != "chains" && group != "rows" && group != "gemms") {
+      std::fprintf(stderr, "bench_cuda_kernels: unknown case group '%s' (chains, rows, gemms)\n",
+                   group.c_str());
+      return 1;
+    }
+    start = end + 1;
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -306,6 +376,7 @@ int bench_main(int argc, char** argv) {
   const std::vector<int64_t> sizes =
       quick ? std::vector<int64_t>{16 * kMiB} : std::vector<int64_t>{256 * kMiB, 1024 * kMiB};
   for (DType t : {DType::kF32, DType::kBF16}) {
+    if (!wanted("chains")) break;
     for (int ops : {3, 8}) {
       for (int64_t bytes : sizes) {
         results.push_back(bench.run("chain" + std::to_string(ops), chain_graph(t, ops, bytes)));
@@ -318,6 +389,7 @@ int bench_main(int argc, char** argv) {
   }
   const int64_t norm_bytes = quick ? 16 * kMiB : 256 * kMiB;
   for (Op op : {Op::kLayerNormalization, Op::kRMSNormalization, Op::kSoftmax}) {
+    if (!wanted("rows")) break;
     for (int64_t row : {1024, 4096, 16384}) {
       const std::string name = op == Op::kLayerNormalization ? "layernorm"
                                : op == Op::kRMSNormalization ? "rmsnorm"
@@ -360,6 +432,7 @@ int bench_main(int argc, char** argv) {
   // GPT-2 small's and BERT-base's first MLP product (768 -> 3072) at 128 to 4096 token rows.
   std::vector<GemmResult> gemms;
   for (int64_t m : quick ? std::vector<int64_t>{128} : std::vector<int64_t>{128, 1024, 4096}) {
+    if (!wanted("gemms")) break;
     gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
     gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
     // The exact GELU fused by cuDNN's matmul (not the default: its plans cost compile time).
@@ -379,22 +452,23 @@ int bench_main(int argc, char** argv) {
     }
   }
 
-  std::printf("\n%-20s %-16s %10s %8s %12s  %s\n", "name", "m x k x n (f16)", "time us", "TFLOP/s",
-              "in graph us", "program");
+  std::printf("\n%-20s %-16s %10s %8s %12s %13s  %s\n", "name", "m x k x n (f16)", "time us",
+              "TFLOP/s", "in graph us", "no bind nodes", "program");
   for (const GemmResult& r : gemms) {
     const std::string shape =
         std::to_string(r.m) + "x" + std::to_string(r.k) + "x" + std::to_string(r.n);
     std::printf(
-        "%-20s %-16s %10.1f %8.1f %12.1f  %d library calls (%d cuBLASLt tuned, %d cuDNN), %d "
-        "generated kernels, %d of 2 buffers in place\n",
-        r.name.c_str(), shape.c_str(), r.us, r.tflops, r.graph_us, r.library_calls, r.tuned_gemms,
-        r.cudnn_gemms, r.generated_kernels, r.direct_bindings);
+        "%-20s %-16s %10.1f %8.1f %12.1f %13.1f  %d library calls (%d cuBLASLt tuned, %d cuDNN), "
+        "%d generated kernels, %d of 2 buffers in place\n",
+        r.name.c_str(), shape.c_str(), r.us, r.tflops, r.graph_us, r.unbound_graph_us,
+        r.library_calls, r.tuned_gemms, r.cudnn_gemms, r.generated_kernels, r.direct_bindings);
     j["gemm_results"].push_back({{"name", r.name},
                                  {"m", r.m},
                                  {"k", r.k},
                                  {"n", r.n},
                                  {"us", r.us},
                                  {"graph_us", r.graph_us},
+                                 {"unbound_graph_us", r.unbound_graph_us},
                                  {"tflops", r.tflops},
                                  {"library_calls", r.library_calls},
                                  {"generated_kernels", r.generated_kernels},

@@ -140,16 +140,18 @@ def gemm_table(torch, gemms, args):
     if rows:
         print(f"\nGEMM + bias + GELU, fp16, device time per call. Ours: 'runs' = DeviceProgram runs "
               f"queued back to back (a graph launch each), 'in graph' = the program populated 20 times "
-              f"into one CUDA graph; PyTorch: 20 calls captured in one CUDA graph. x matmul: "
+              f"into one CUDA graph, 'no bind' = that graph without each program's two binding "
+              f"nodes (what they cost); PyTorch: 20 calls captured in one CUDA graph. x matmul: "
               f"torch.matmul alone over ours (>= 1: ours, with its epilogue, is no slower)")
-        head = f"{'case':<20} {'m x k x n':<16} {'runs us':>9} {'in graph':>9} {'matmul us':>10} " \
+        head = f"{'case':<20} {'m x k x n':<16} {'runs us':>9} {'in graph':>9} {'no bind':>8} {'matmul us':>10} " \
                f"{'eager us':>9} {'compile us':>10} {'x matmul':>9} {'in graph':>9}  library"
         print(head)
         print("-" * len(head))
         for r in rows:
             comp = f"{r['compile_us']:10.1f}" if r["compile_us"] else f"{'-':>10}"
             print(f"{r['name']:<20} {str(r['m']) + 'x' + str(r['k']) + 'x' + str(r['n']):<16} "
-                  f"{r['us']:9.1f} {r.get('graph_us', 0):9.1f} {r['matmul_us']:10.1f} "
+                  f"{r['us']:9.1f} {r.get('graph_us', 0):9.1f} {r.get('unbound_graph_us', 0):8.1f} "
+                  f"{r['matmul_us']:10.1f} "
                   f"{r['eager_us']:9.1f} {comp} {r['vs_matmul']:9.2f} {r['graph_vs_matmul']:9.2f}  "
                   f"{library_label(r)}")
     return rows
