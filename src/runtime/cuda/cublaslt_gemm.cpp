@@ -207,6 +207,30 @@ void CublasLtGemm::choose(size_t candidate) {
   chosen_ = candidate;
 }
 
+size_t CublasLtGemm::add_enumerated_candidates(size_t limit) {
+  const std::vector<cublasLtMatmulAlgo_t> more = enumerated_candidates(
+      handle_, {desc_, a_layout_, b_layout_, c_layout_}, candidates_, workspace_bytes_, limit);
+  candidates_.insert(candidates_.end(), more.begin(), more.end());
+  return more.size();
+}
+
+std::string CublasLtGemm::candidate_config(size_t candidate) const {
+  GF_ASSERT(candidate < candidates_.size(), "cuBLASLt GEMM: no such candidate algorithm");
+  const cublasLtMatmulAlgo_t& algo = candidates_[candidate];
+  const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr) {
+    uint32_t v = 0;  // every attribute read here is 32 bits wide
+    size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof(v), &written);
+    return std::to_string(v);
+  };
+  return "algo " + get(CUBLASLT_ALGO_CONFIG_ID) + " tile " + get(CUBLASLT_ALGO_CONFIG_TILE_ID) +
+         " stages " + get(CUBLASLT_ALGO_CONFIG_STAGES_ID) + " splitk " +
+         get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM) + " swizzle " +
+         get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING) + " custom " +
+         get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION) + " cluster " +
+         get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID);
+}
+
 void CublasLtGemm::release() {
   if (c_layout_) cublasLtMatrixLayoutDestroy(c_layout_);
   if (b_layout_) cublasLtMatrixLayoutDestroy(b_layout_);

@@ -93,6 +93,11 @@ class CublasLtGemm {
   size_t candidates() const { return candidates_.size(); }
   size_t chosen() const { return chosen_; }
   void choose(size_t candidate);
+  // Adds the enumerated configurations (cublaslt_heuristic.h) after the heuristic's candidates,
+  // at most `limit` of them; returns how many.
+  size_t add_enumerated_candidates(size_t limit);
+  // Candidate `i`'s algorithm id and configuration, as text ("algo 21 tile 20 stages 8 ...").
+  std::string candidate_config(size_t candidate) const;
 
  private:
   void release();

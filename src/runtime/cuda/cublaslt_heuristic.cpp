@@ -1,5 +1,6 @@
 #include "runtime/cuda/cublaslt_heuristic.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -82,6 +83,127 @@ std::vector<cublasLtMatmulAlgo_t> heuristic_candidates(const CublasLtHandle& han
   std::lock_guard lock(m.mutex);
   m.by_key.emplace(key, found);
   return found;
+}
+
+namespace {
+
+// A capability of `algo` that is an array of uint32_t (tile or stages ids); {fallback} when the
+// algorithm lists none.
+std::vector<uint32_t> cap_ids(const cublasLtMatmulAlgo_t& algo,
+                              cublasLtMatmulAlgoCapAttributes_t attr, uint32_t fallback) {
+  size_t bytes = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, nullptr, 0, &bytes) != CUBLAS_STATUS_SUCCESS ||
+      bytes == 0)
+    return {fallback};
+  std::vector<uint32_t> ids(bytes / sizeof(uint32_t));
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, ids.data(), bytes, &bytes) !=
+      CUBLAS_STATUS_SUCCESS)
+    return {fallback};
+  ids.resize(bytes / sizeof(uint32_t));
+  return ids.empty() ? std::vector<uint32_t>{fallback} : ids;
+}
+
+template <class T>
+T cap_value(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr) {
+  T v{};
+  size_t written = 0;
+  if (cublasLtMatmulAlgoCapGetAttribute(&algo, attr, &v, sizeof(v), &written) !=
+      CUBLAS_STATUS_SUCCESS)
+    return T{};
+  return v;
+}
+
+template <class T>
+bool set_config(cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T value) {
+  return cublasLtMatmulAlgoConfigSetAttribute(&algo, attr, &value, sizeof(value)) ==
+         CUBLAS_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+std::vector<cublasLtMatmulAlgo_t> enumerated_candidates(
+    const CublasLtHandle& handle, const CublasLtDescriptors& d,
+    const std::vector<cublasLtMatmulAlgo_t>& seeds, size_t workspace_bytes, size_t limit) {
+  std::vector<cublasLtMatmulAlgo_t> out;
+  const auto accept = [&](const cublasLtMatmulAlgo_t& algo) {
+    cublasLtMatmulHeuristicResult_t result{};
+    if (cublasLtMatmulAlgoCheck(handle.get(), d.desc, d.a, d.b, d.c, d.c, &algo, &result) !=
+            CUBLAS_STATUS_SUCCESS ||
+        result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > workspace_bytes)
+      return;
+    for (const cublasLtMatmulAlgo_t& s : seeds)
+      if (std::equal(std::begin(s.data), std::end(s.data), std::begin(algo.data))) return;
+    for (const cublasLtMatmulAlgo_t& s : out)
+      if (std::equal(std::begin(s.data), std::end(s.data), std::begin(algo.data))) return;
+    out.push_back(algo);
+  };
+  // Around each seed: its algorithm with every tile, custom option and swizzle it lists, its
+  // stages and cluster shape kept.
+  for (const cublasLtMatmulAlgo_t& seed : seeds) {
+    const std::vector<uint32_t> tiles =
+        cap_ids(seed, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
+    const bool swizzle = cap_value<int32_t>(seed, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0;
+    const int32_t custom_max =
+        std::min(cap_value<int32_t>(seed, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX), 15);
+    for (uint32_t tile : tiles)
+      for (uint32_t swz = 0; swz <= (swizzle ? 1u : 0u); ++swz)
+        for (int32_t custom = 0; custom <= custom_max && out.size() < limit; ++custom) {
+          cublasLtMatmulAlgo_t algo = seed;
+          if (set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
+              set_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swz) &&
+              set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<uint32_t>(custom)))
+            accept(algo);
+        }
+  }
+  cublasComputeType_t compute{};
+  cudaDataType_t scale{}, a_type{}, b_type{}, c_type{};
+  size_t written = 0;
+  check_cublas(cublasLtMatmulDescGetAttribute(d.desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute,
+                                              sizeof(compute), &written),
+               "cublasLtMatmulDescGetAttribute");
+  check_cublas(cublasLtMatmulDescGetAttribute(d.desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale,
+                                              sizeof(scale), &written),
+               "cublasLtMatmulDescGetAttribute");
+  const auto layout_type = [&](cublasLtMatrixLayout_t l, cudaDataType_t& t) {
+    check_cublas(
+        cublasLtMatrixLayoutGetAttribute(l, CUBLASLT_MATRIX_LAYOUT_TYPE, &t, sizeof(t), &written),
+        "cublasLtMatrixLayoutGetAttribute");
+  };
+  layout_type(d.a, a_type);
+  layout_type(d.b, b_type);
+  layout_type(d.c, c_type);
+  std::vector<int> ids(256);
+  int id_count = 0;
+  check_cublas(
+      cublasLtMatmulAlgoGetIds(handle.get(), compute, scale, a_type, b_type, c_type, c_type,
+                               static_cast<int>(ids.size()), ids.data(), &id_count),
+      "cublasLtMatmulAlgoGetIds");
+  // Then every algorithm cuBLASLt lists, in each tile, stages, swizzle and custom option.
+  for (int i = 0; i < id_count && out.size() < limit; ++i) {
+    cublasLtMatmulAlgo_t base{};
+    if (cublasLtMatmulAlgoInit(handle.get(), compute, scale, a_type, b_type, c_type, c_type,
+                               ids[static_cast<size_t>(i)], &base) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    const std::vector<uint32_t> tiles =
+        cap_ids(base, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
+    const std::vector<uint32_t> stages =
+        cap_ids(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED);
+    const bool swizzle = cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0;
+    const int32_t custom_max =
+        std::min(cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX), 7);
+    for (uint32_t tile : tiles)
+      for (uint32_t stage : stages)
+        for (uint32_t swz = 0; swz <= (swizzle ? 1u : 0u); ++swz)
+          for (int32_t custom = 0; custom <= custom_max && out.size() < limit; ++custom) {
+            cublasLtMatmulAlgo_t algo = base;
+            if (set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
+                set_config(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, stage) &&
+                set_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swz) &&
+                set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<uint32_t>(custom)))
+              accept(algo);
+          }
+  }
+  return out;
 }
 
 std::string encode_algorithms(const std::vector<cublasLtMatmulAlgo_t>& algorithms) {

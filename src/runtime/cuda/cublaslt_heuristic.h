@@ -34,6 +34,17 @@ std::vector<cublasLtMatmulAlgo_t> heuristic_candidates(const CublasLtHandle& han
                                                        size_t workspace_bytes,
                                                        size_t max_candidates);
 
+// Variations of `seeds` (the heuristic's candidates: every tile, CTA swizzling and custom option
+// their algorithm lists, their stages and cluster shape kept), then every configuration of every
+// algorithm cuBLASLt has for the descriptors' types (tile, stages, CTA swizzling, custom option; no
+// split-K) that cublasLtMatmulAlgoCheck accepts for this call with at most `workspace_bytes` of
+// workspace, at most `limit` of them, in cuBLASLt's order: a search wider than the heuristic's
+// candidates, for timing. Throws kDeviceError naming the call when cuBLASLt fails other than by
+// refusing a configuration.
+std::vector<cublasLtMatmulAlgo_t> enumerated_candidates(
+    const CublasLtHandle& handle, const CublasLtDescriptors& descriptors,
+    const std::vector<cublasLtMatmulAlgo_t>& seeds, size_t workspace_bytes, size_t limit);
+
 // Encodes algorithms as text for the disk and back; decode returns false on malformed text.
 std::string encode_algorithms(const std::vector<cublasLtMatmulAlgo_t>& algorithms);
 bool decode_algorithms(const std::string& text, std::vector<cublasLtMatmulAlgo_t>& algorithms);
