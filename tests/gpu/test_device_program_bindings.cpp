@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -207,6 +208,63 @@ TEST_F(DeviceBindingTest, AnOutputOnAnInputsBufferWaitsForTheInputsReaders) {
     CK(cudaDeviceSynchronize());
     expect_device_equals(buffer.get(), want[0]);
     expect_device_equals(other.get(), want[1]);
+  }
+}
+
+// A run on the buffers of the run before it leaves the kernels' pointer tables as they are (they
+// point there already) and reads what the buffers hold now; a run on other buffers, on copied
+// ones, and any run after a caller's graph holding the program ran (its entry node points the
+// tables at that graph's buffers) points them again. Graph and eager runs alike.
+TEST_F(DeviceBindingTest, RunsOnTheBuffersOfTheRunBeforeKeepTheTables) {
+  std::mt19937 rng(14);
+  const Graph model = two_branch_model(rng);
+  for (ExecutionMode mode : {ExecutionMode::kGraph, ExecutionMode::kEager}) {
+    SCOPED_TRACE(mode == ExecutionMode::kGraph ? "graph" : "eager");
+    SessionOptions options{Device::kCuda};
+    options.mode = mode;
+    Session session(model, options);
+    DeviceProgram program(session, {{48, 80}, {48, 80}});
+    std::vector<std::vector<Tensor>> inputs, want;
+    for (int i = 0; i < 5; ++i) {
+      inputs.push_back({normal(rng, {48, 80}), normal(rng, {48, 80})});
+      want.push_back(session.run(inputs.back()));
+    }
+    const Buffers a = make_buffers(inputs[0], program, 0), b = make_buffers(inputs[1], program, 0),
+                  odd = make_buffers(inputs[2], program, 4);
+    const auto fill = [&](const Buffers& bufs, size_t k) {
+      for (size_t i = 0; i < bufs.in.size(); ++i)
+        CK(cudaMemcpy(bufs.in[i]->get(), inputs[k][i].raw(), inputs[k][i].nbytes(),
+                      cudaMemcpyHostToDevice));
+      CK(cudaDeviceSynchronize());
+    };
+    const auto run_and_check = [&](const Buffers& bufs, size_t k) {
+      SCOPED_TRACE("inputs " + std::to_string(k));
+      program.run(bufs.bindings(), nullptr);
+      CK(cudaDeviceSynchronize());
+      for (size_t i = 0; i < bufs.out.size(); ++i)
+        expect_device_equals(bufs.out[i]->get(), want[k][i]);
+    };
+    run_and_check(a, 0);
+    fill(a, 3);
+    run_and_check(a, 3);  // the same buffers, new values
+    run_and_check(b, 1);
+    fill(a, 4);
+    run_and_check(a, 4);    // back to a's buffers
+    run_and_check(odd, 2);  // copied through the arena
+    fill(a, 0);
+    run_and_check(a, 0);
+    const std::vector<Tensor> own = session.run(inputs[3]);  // the session's host path between
+    for (size_t i = 0; i < own.size(); ++i)
+      EXPECT_EQ(std::memcmp(own[i].raw(), want[3][i].raw(), own[i].nbytes()), 0);
+    fill(a, 3);
+    run_and_check(a, 3);
+    if (mode != ExecutionMode::kGraph) continue;
+    CallerGraph g(session, program, b.bindings());
+    g.check(b, inputs[1]);
+    fill(a, 4);
+    run_and_check(a, 4);
+    g.check(b, inputs[1]);
+    run_and_check(a, 4);
   }
 }
 

@@ -377,13 +377,17 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
   const CudaProgramState& st = *state_;
   const CUevent done = st.arena->done();
   if (cuda_graph_) {
-    if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
-                    graph_addresses_.end())) {
+    if (!graph_bound_ || !std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
+                                     graph_addresses_.end())) {
       cuda_graph_->rebind(graph_, st, addresses);
       graph_addresses_.assign(addresses.begin(), addresses.end());
+      graph_bound_ = std::make_unique<BoundAddresses>(st.bindings->resolve(addresses, true));
     }
+    const bool bind_in = bind_in_runs(*graph_bound_, addresses);
+    cuda_graph_->set_bind_in_enabled(bind_in);
     const bool record = st.arena->follow_last_run(stream, graph_.name);
     cuda_graph_->launch(stream);
+    if (bind_in) tables_.addresses.assign(addresses.begin(), addresses.end()), tables_.known = true;
     if (record) check_cu(cu.cuEventRecord(done, stream), "cuEventRecord");
     st.arena->ran(record);
     return;
@@ -413,10 +417,12 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     }
     after_kernel = true;
   };
-  if (bound.bind_in_needed) {
+  if (bind_in_runs(bound, addresses)) {
     BindInParams in = b.in_params(bound);
     auto args = in.kernel_params();
     launch_step(b.bind_in(), b.grid(), b.block(), 0, false, args.data(), "binding the inputs");
+    tables_.addresses.assign(addresses.begin(), addresses.end());
+    tables_.known = true;
   }
   for (const CudaStep& s : st.steps) {
     switch (s.kind) {
@@ -451,6 +457,15 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
   if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
 }
 
+bool CudaProgram::bind_in_runs(const BoundAddresses& bound,
+                               std::span<const uint64_t> addresses) const {
+  if (!bound.bind_in_needed) return false;
+  if (bound.copies || tables_.shared || !tables_.known) return true;
+  // Only the tables to point: the same addresses give the same entries (program_bindings.h).
+  return !std::equal(addresses.begin(), addresses.end(), tables_.addresses.begin(),
+                     tables_.addresses.end());
+}
+
 void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {
   std::scoped_lock lock(run_mutex_, state_->arena->turn());
   CudaContext::get();
@@ -478,6 +493,7 @@ ProgramSegment CudaProgram::populate_child(CUgraph_st* graph, CUgraphNode_st* co
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
+  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program_child(graph, deps, num_deps, graph_, *state_, addresses);
   rollback.keep();
@@ -489,6 +505,7 @@ ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* d
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
+  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program(graph, deps, num_deps, graph_, *state_, addresses);
   rollback.keep();
@@ -502,6 +519,7 @@ ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* con
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
+  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program_loop(graph, deps, num_deps, graph_, *state_, addresses,
                                              LoopControl{carry, condition_output, max_iterations});
@@ -515,6 +533,7 @@ ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
+  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg =
       populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);

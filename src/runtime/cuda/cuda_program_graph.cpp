@@ -442,6 +442,13 @@ void ProgramGraph::launch(CUstream stream) const {
 void ProgramGraph::rebind(const Graph& g, const CudaProgramState& state,
                           std::span<const uint64_t> addresses) const {
   rebind_segment(exec_, segment_, g, state, addresses, &library_addresses_);
+  bind_in_enabled_ = -1;
+}
+
+void ProgramGraph::set_bind_in_enabled(bool on) const {
+  if (bind_in_enabled_ == (on ? 1 : 0)) return;
+  set_enabled(exec_, segment_.binding_node, on);
+  bind_in_enabled_ = on ? 1 : 0;
 }
 
 }  // namespace gf::cuda

@@ -119,6 +119,8 @@ class ProgramGraph {
   // Not thread-safe: the program's run mutex serialises it with launches.
   void rebind(const Graph& g, const CudaProgramState& state,
               std::span<const uint64_t> addresses) const;
+  // Turns its gf_bind_in node on or off from the next launch (no call when it already is).
+  void set_bind_in_enabled(bool on) const;
   size_t node_count() const { return segment_.node_count; }
   size_t programmatic_edges() const { return segment_.programmatic_edges; }
 
@@ -128,6 +130,7 @@ class ProgramGraph {
   CUgraphExec exec_ = nullptr;
   ProgramSegment segment_;
   mutable std::vector<uint64_t> library_addresses_;  // what its library nodes were captured with
+  mutable int bind_in_enabled_ = -1;                 // 0 or 1 as last set; -1 after a rebind set it
 };
 
 }  // namespace gf::cuda

@@ -200,7 +200,8 @@ BoundAddresses ProgramBindings::resolve(std::span<const uint64_t> addresses,
     if (b.direct[i] || bytes_[i] == 0 || addresses[i] == defaults_[i]) continue;
     (i >= inputs_ ? b.bind_out_needed : copy_in) = true;
   }
-  b.bind_in_needed = copy_in || patch_count_ > 0 || b.bind_out_needed;
+  b.copies = copy_in || b.bind_out_needed;
+  b.bind_in_needed = b.copies || patch_count_ > 0;
   return b;
 }
 

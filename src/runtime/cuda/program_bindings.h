@@ -16,7 +16,9 @@
 // - Copied: gf_bind_in copies the input into its arena slot, gf_bind_out copies the output out of
 //   it, at the edges of the run; everything inside uses the arena.
 // With the default addresses (the arena's own, used when the Session copies host tensors in and
-// out) both ways come to the same, and neither kernel has anything to do.
+// out) both ways come to the same, and neither kernel has anything to do. A program's own run on
+// the addresses of its run before, with nothing to copy, skips gf_bind_in while no caller's graph
+// holds the program (CudaProgram::bind_in_runs): the tables already point there.
 #pragma once
 
 #include <cuda.h>
@@ -43,6 +45,9 @@ struct BoundAddresses {
   // a graph may disable them when not.
   bool bind_in_needed = true;
   bool bind_out_needed = true;
+  // Whether a binding is copied in or out: gf_bind_in then has more to do than point the
+  // kernels' tables, which a run whose tables already point at these buffers may skip.
+  bool copies = true;
 };
 
 // The parameter block of one gf_bind_in launch or node; kernel_params() points into it, so it
