@@ -153,43 +153,34 @@ void run_cublaslt(Problem& p, Epilogue e, const cuda::CublasLtHandle& handle, cu
   spec.epilogue =
       e == Epilogue::kNone ? cuda::GemmEpilogue::kNone : cuda::GemmEpilogue::kBiasGeluTanh;
   cuda::CublasLtGemm gemm(handle, spec, size_t{32} << 20);
-  for (size_t i = 0; i < gemm.candidates(); ++i) {
+  // Microseconds per call of candidate i, over `n` replays.
+  const auto time_candidate = [&](size_t i, int n) {
     gemm.choose(i);
-    Row r{"cublaslt", epilogue_name(e), gemm.candidate_config(i), p.m, p.k, p.n, i};
-    r.us = time_captured_us(
+    return time_captured_us(
         [&](cudaStream_t s) { gemm.run(p.dx.p, p.dw.p, p.dbias.p, p.dy.p, p.dws.p, s); }, stream,
-        reps);
+        n);
+  };
+  // A row for candidate i, timed in full and its output checked.
+  const auto add_row = [&](size_t i, const std::string& engine) {
+    Row r{"cublaslt", epilogue_name(e), engine, p.m, p.k, p.n, i};
+    r.us = time_candidate(i, reps);
     CK(cudaStreamSynchronize(stream));
     r.max_err = p.max_error(e);
     rows.push_back(r);
-  }
+  };
+  for (size_t i = 0; i < gemm.candidates(); ++i) add_row(i, gemm.candidate_config(i));
   // The enumerated configurations, each timed briefly; the fastest timed again in full.
   const size_t heuristic = gemm.candidates();
   const size_t added = enumerate > 0 ? gemm.add_enumerated_candidates(enumerate) : 0;
   size_t best = 0;
   double best_us = 0;
   for (size_t i = heuristic; i < heuristic + added; ++i) {
-    gemm.choose(i);
-    const double us = time_captured_us(
-        [&](cudaStream_t s) { gemm.run(p.dx.p, p.dw.p, p.dbias.p, p.dy.p, p.dws.p, s); }, stream,
-        std::max(3, reps / 10));
+    const double us = time_candidate(i, std::max(3, reps / 10));
     if (best_us == 0 || us < best_us) best = i, best_us = us;
   }
-  if (added == 0) return;
-  gemm.choose(best);
-  Row r{"cublaslt",
-        epilogue_name(e),
-        "best of " + std::to_string(added) + " enumerated: " + gemm.candidate_config(best),
-        p.m,
-        p.k,
-        p.n,
-        best};
-  r.us = time_captured_us(
-      [&](cudaStream_t s) { gemm.run(p.dx.p, p.dw.p, p.dbias.p, p.dy.p, p.dws.p, s); }, stream,
-      reps);
-  CK(cudaStreamSynchronize(stream));
-  r.max_err = p.max_error(e);
-  rows.push_back(r);
+  if (added > 0)
+    add_row(best,
+            "best of " + std::to_string(added) + " enumerated: " + gemm.candidate_config(best));
 }
 
 void run_cudnn(Problem& p, Epilogue e, const cuda::CudnnHandle& handle, cudaStream_t stream,

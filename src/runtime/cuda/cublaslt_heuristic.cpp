@@ -137,24 +137,30 @@ std::vector<cublasLtMatmulAlgo_t> enumerated_candidates(
       if (std::equal(std::begin(s.data), std::end(s.data), std::begin(algo.data))) return;
     out.push_back(algo);
   };
-  // Around each seed: its algorithm with every tile, custom option and swizzle it lists, its
-  // stages and cluster shape kept.
-  for (const cublasLtMatmulAlgo_t& seed : seeds) {
+  // `base` in every tile, swizzle and custom option (up to custom_cap) it lists, and in each of
+  // `stages` (none given: its own kept).
+  const auto vary = [&](const cublasLtMatmulAlgo_t& base, const std::vector<uint32_t>& stages,
+                        int32_t custom_cap) {
     const std::vector<uint32_t> tiles =
-        cap_ids(seed, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
-    const bool swizzle = cap_value<int32_t>(seed, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0;
+        cap_ids(base, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
+    const bool swizzle = cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0;
     const int32_t custom_max =
-        std::min(cap_value<int32_t>(seed, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX), 15);
+        std::min(cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX), custom_cap);
+    const size_t stage_count = std::max<size_t>(stages.size(), 1);
     for (uint32_t tile : tiles)
-      for (uint32_t swz = 0; swz <= (swizzle ? 1u : 0u); ++swz)
-        for (int32_t custom = 0; custom <= custom_max && out.size() < limit; ++custom) {
-          cublasLtMatmulAlgo_t algo = seed;
-          if (set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
-              set_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swz) &&
-              set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<uint32_t>(custom)))
-            accept(algo);
-        }
-  }
+      for (size_t st = 0; st < stage_count; ++st)
+        for (uint32_t swz = 0; swz <= (swizzle ? 1u : 0u); ++swz)
+          for (int32_t custom = 0; custom <= custom_max && out.size() < limit; ++custom) {
+            cublasLtMatmulAlgo_t algo = base;
+            if (set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
+                (stages.empty() || set_config(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, stages[st])) &&
+                set_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swz) &&
+                set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<uint32_t>(custom)))
+              accept(algo);
+          }
+  };
+  // Around each seed: its stages and cluster shape kept.
+  for (const cublasLtMatmulAlgo_t& seed : seeds) vary(seed, {}, 15);
   cublasComputeType_t compute{};
   cudaDataType_t scale{}, a_type{}, b_type{}, c_type{};
   size_t written = 0;
@@ -184,24 +190,7 @@ std::vector<cublasLtMatmulAlgo_t> enumerated_candidates(
     if (cublasLtMatmulAlgoInit(handle.get(), compute, scale, a_type, b_type, c_type, c_type,
                                ids[static_cast<size_t>(i)], &base) != CUBLAS_STATUS_SUCCESS)
       continue;
-    const std::vector<uint32_t> tiles =
-        cap_ids(base, CUBLASLT_ALGO_CAP_TILE_IDS, CUBLASLT_MATMUL_TILE_UNDEFINED);
-    const std::vector<uint32_t> stages =
-        cap_ids(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED);
-    const bool swizzle = cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) != 0;
-    const int32_t custom_max =
-        std::min(cap_value<int32_t>(base, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX), 7);
-    for (uint32_t tile : tiles)
-      for (uint32_t stage : stages)
-        for (uint32_t swz = 0; swz <= (swizzle ? 1u : 0u); ++swz)
-          for (int32_t custom = 0; custom <= custom_max && out.size() < limit; ++custom) {
-            cublasLtMatmulAlgo_t algo = base;
-            if (set_config(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, tile) &&
-                set_config(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, stage) &&
-                set_config(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swz) &&
-                set_config(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, static_cast<uint32_t>(custom)))
-              accept(algo);
-          }
+    vary(base, cap_ids(base, CUBLASLT_ALGO_CAP_STAGES_IDS, CUBLASLT_MATMUL_STAGES_UNDEFINED), 7);
   }
   return out;
 }
