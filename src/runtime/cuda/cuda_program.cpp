@@ -285,6 +285,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
   st.stream = std::make_unique<CudaStream>();
   st.bindings = std::make_unique<ProgramBindings>(graph_, st, binding_cubin, ctx.sm_count());
   graph_addresses_ = st.bindings->defaults();
+  tables_ = std::make_unique<KernelTableState>();
   stats_.direct_bindings = st.bindings->direct_capable();
   check_cu(cuda_driver().cuEventCreate(&st.ready, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
 
@@ -383,11 +384,11 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
       graph_addresses_.assign(addresses.begin(), addresses.end());
       graph_bound_ = std::make_unique<BoundAddresses>(st.bindings->resolve(addresses, true));
     }
-    const bool bind_in = bind_in_runs(*graph_bound_, addresses);
+    const bool bind_in = tables_->bind_in_runs(*graph_bound_, addresses);
     cuda_graph_->set_bind_in_enabled(bind_in);
     const bool record = st.arena->follow_last_run(stream, graph_.name);
     cuda_graph_->launch(stream);
-    if (bind_in) tables_.addresses.assign(addresses.begin(), addresses.end()), tables_.known = true;
+    if (bind_in) tables_->pointed_at(addresses);
     if (record) check_cu(cu.cuEventRecord(done, stream), "cuEventRecord");
     st.arena->ran(record);
     return;
@@ -417,12 +418,11 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
     }
     after_kernel = true;
   };
-  if (bind_in_runs(bound, addresses)) {
+  if (tables_->bind_in_runs(bound, addresses)) {
     BindInParams in = b.in_params(bound);
     auto args = in.kernel_params();
     launch_step(b.bind_in(), b.grid(), b.block(), 0, false, args.data(), "binding the inputs");
-    tables_.addresses.assign(addresses.begin(), addresses.end());
-    tables_.known = true;
+    tables_->pointed_at(addresses);
   }
   for (const CudaStep& s : st.steps) {
     switch (s.kind) {
@@ -457,15 +457,6 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
   if (stream != own) check_cu(cu.cuStreamWaitEvent(stream, done, 0), "cuStreamWaitEvent");
 }
 
-bool CudaProgram::bind_in_runs(const BoundAddresses& bound,
-                               std::span<const uint64_t> addresses) const {
-  if (!bound.bind_in_needed) return false;
-  if (bound.copies || tables_.shared || !tables_.known) return true;
-  // Only the tables to point: the same addresses give the same entries (program_bindings.h).
-  return !std::equal(addresses.begin(), addresses.end(), tables_.addresses.begin(),
-                     tables_.addresses.end());
-}
-
 void CudaProgram::run_on_device(std::span<const uint64_t> addresses, CUstream_st* stream) const {
   std::scoped_lock lock(run_mutex_, state_->arena->turn());
   CudaContext::get();
@@ -493,7 +484,7 @@ ProgramSegment CudaProgram::populate_child(CUgraph_st* graph, CUgraphNode_st* co
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
+  tables_->share();  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program_child(graph, deps, num_deps, graph_, *state_, addresses);
   rollback.keep();
@@ -505,7 +496,7 @@ ProgramSegment CudaProgram::populate(CUgraph_st* graph, CUgraphNode_st* const* d
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
+  tables_->share();  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program(graph, deps, num_deps, graph_, *state_, addresses);
   rollback.keep();
@@ -519,7 +510,7 @@ ProgramSegment CudaProgram::populate_loop(CUgraph_st* graph, CUgraphNode_st* con
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
+  tables_->share();  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg = populate_program_loop(graph, deps, num_deps, graph_, *state_, addresses,
                                              LoopControl{carry, condition_output, max_iterations});
@@ -533,7 +524,7 @@ ProgramSegment CudaProgram::populate_if(CUgraph_st* graph, CUgraphNode_st* const
   expect_no_host_steps(graph_, stats_);
   std::lock_guard lock(run_mutex_);
   CudaContext::get();
-  tables_.shared = true;  // that graph's gf_bind_in rewrites the tables whenever it runs
+  tables_->share();  // that graph's gf_bind_in rewrites the tables whenever it runs
   GraphRollback rollback(graph);
   ProgramSegment seg =
       populate_program_if(graph, deps, num_deps, graph_, *state_, addresses, condition);

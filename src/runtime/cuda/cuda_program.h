@@ -118,6 +118,7 @@ struct CudaProgramStats {
 };
 
 struct BoundAddresses;
+class KernelTableState;
 struct CudaProgramState;
 class ProgramGraph;
 class SessionDeviceMemory;
@@ -183,23 +184,13 @@ class CudaProgram {
   // Queues the steps, bound to `addresses`, on `stream`, after the program's earlier work.
   void launch(std::span<const uint64_t> addresses, CUstream_st* stream) const;
 
-  // Whether gf_bind_in must run for a launch bound as `bound` to `addresses`: it has work, and
-  // more than pointing the kernels' tables where they already point (see tables_).
-  bool bind_in_runs(const BoundAddresses& bound, std::span<const uint64_t> addresses) const;
-
   std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;              // also guards the members below
   mutable std::vector<uint64_t> graph_addresses_;  // what cuda_graph_ is bound to now
   mutable std::unique_ptr<BoundAddresses> graph_bound_;  // resolved from graph_addresses_
-  // The addresses the kernels' pointer tables were last pointed at by a launch of ours, while
-  // nothing else writes them. Once the program is populated into a caller's graph, that graph's
-  // gf_bind_in rewrites them whenever it runs: then every launch points them again.
-  struct TableState {
-    std::vector<uint64_t> addresses;
-    bool known = false;
-    bool shared = false;
-  };
-  mutable TableState tables_;
+  // Where the kernels' pointer tables point: a launch skips gf_bind_in where it would only
+  // point them there again.
+  mutable std::unique_ptr<KernelTableState> tables_;
 };
 
 }  // namespace gf::cuda

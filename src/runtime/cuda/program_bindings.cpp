@@ -205,6 +205,18 @@ BoundAddresses ProgramBindings::resolve(std::span<const uint64_t> addresses,
   return b;
 }
 
+bool KernelTableState::bind_in_runs(const BoundAddresses& bound,
+                                    std::span<const uint64_t> addresses) const {
+  if (!bound.bind_in_needed) return false;
+  if (bound.copies || shared_ || !known_) return true;
+  return !std::equal(addresses.begin(), addresses.end(), addresses_.begin(), addresses_.end());
+}
+
+void KernelTableState::pointed_at(std::span<const uint64_t> addresses) {
+  addresses_.assign(addresses.begin(), addresses.end());
+  known_ = true;
+}
+
 CUdeviceptr ProgramBindings::address_of(const Graph& g, const CudaProgramState& st, ValueId v,
                                         const BoundAddresses* bound) const {
   const CUdeviceptr at = st.device_ptr(g, v);

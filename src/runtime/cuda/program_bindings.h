@@ -18,7 +18,7 @@
 // With the default addresses (the arena's own, used when the Session copies host tensors in and
 // out) both ways come to the same, and neither kernel has anything to do. A program's own run on
 // the addresses of its run before, with nothing to copy, skips gf_bind_in while no caller's graph
-// holds the program (CudaProgram::bind_in_runs): the tables already point there.
+// holds the program (KernelTableState below): the tables already point there.
 #pragma once
 
 #include <cuda.h>
@@ -48,6 +48,28 @@ struct BoundAddresses {
   // Whether a binding is copied in or out: gf_bind_in then has more to do than point the
   // kernels' tables, which a run whose tables already point at these buffers may skip.
   bool copies = true;
+};
+
+// Where a program's kernel pointer tables point, as far as its own launches know: the addresses
+// a launch of its gf_bind_in last pointed them at, while nothing else writes them. A caller's
+// graph holding the program has a gf_bind_in of its own that rewrites them whenever that graph
+// runs, so once the program is populated anywhere the state is unknown for good. Not
+// thread-safe: the program's run mutex guards it.
+class KernelTableState {
+ public:
+  // Whether gf_bind_in must run for a launch bound as `bound` to `addresses`: it has work, and
+  // more than pointing the tables where they already point (the same addresses give the same
+  // entries).
+  bool bind_in_runs(const BoundAddresses& bound, std::span<const uint64_t> addresses) const;
+  // A launch's gf_bind_in pointed them at `addresses`.
+  void pointed_at(std::span<const uint64_t> addresses);
+  // The program joined a caller's graph.
+  void share() { shared_ = true; }
+
+ private:
+  std::vector<uint64_t> addresses_;
+  bool known_ = false;
+  bool shared_ = false;
 };
 
 // The parameter block of one gf_bind_in launch or node; kernel_params() points into it, so it
