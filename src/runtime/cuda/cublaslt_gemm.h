@@ -87,8 +87,8 @@ class CublasLtGemm {
   const GemmSpec& spec() const { return spec_; }
 
   // The algorithms the heuristic offered for this shape (at most kMaxCandidates, best first by
-  // its estimate) and the one run() uses: the first, until choose() picks another
-  // (gemm_tuning.h times them).
+  // its estimate; then any add_enumerated_candidates() added) and the one run() uses: the first,
+  // until choose() picks another (gemm_tuning.h times them).
   static constexpr size_t kMaxCandidates = 8;
   size_t candidates() const { return candidates_.size(); }
   size_t chosen() const { return chosen_; }

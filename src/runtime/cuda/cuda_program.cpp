@@ -378,13 +378,12 @@ void CudaProgram::launch(std::span<const uint64_t> addresses, CUstream stream) c
   const CudaProgramState& st = *state_;
   const CUevent done = st.arena->done();
   if (cuda_graph_) {
-    if (!graph_bound_ || !std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
-                                     graph_addresses_.end())) {
+    if (!std::equal(addresses.begin(), addresses.end(), graph_addresses_.begin(),
+                    graph_addresses_.end())) {
       cuda_graph_->rebind(graph_, st, addresses);
       graph_addresses_.assign(addresses.begin(), addresses.end());
-      graph_bound_ = std::make_unique<BoundAddresses>(st.bindings->resolve(addresses, true));
     }
-    const bool bind_in = tables_->bind_in_runs(*graph_bound_, addresses);
+    const bool bind_in = tables_->bind_in_runs(cuda_graph_->bound(), addresses);
     cuda_graph_->set_bind_in_enabled(bind_in);
     const bool record = st.arena->follow_last_run(stream, graph_.name);
     cuda_graph_->launch(stream);

@@ -117,7 +117,6 @@ struct CudaProgramStats {
   std::string eager_reason;  // why it runs eagerly ("" in graph mode)
 };
 
-struct BoundAddresses;
 class KernelTableState;
 struct CudaProgramState;
 class ProgramGraph;
@@ -187,7 +186,6 @@ class CudaProgram {
   std::unique_ptr<ProgramGraph> cuda_graph_;  // graph mode; destroyed before the state
   mutable std::mutex run_mutex_;              // also guards the members below
   mutable std::vector<uint64_t> graph_addresses_;  // what cuda_graph_ is bound to now
-  mutable std::unique_ptr<BoundAddresses> graph_bound_;  // resolved from graph_addresses_
   // Where the kernels' pointer tables point: a launch skips gf_bind_in where it would only
   // point them there again.
   mutable std::unique_ptr<KernelTableState> tables_;

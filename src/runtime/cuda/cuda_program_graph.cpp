@@ -376,9 +376,9 @@ void set_enabled(CUgraphExec exec, CUgraphNode node, bool enabled) {
 
 }  // namespace
 
-void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
-                    const CudaProgramState& state, std::span<const uint64_t> addresses,
-                    std::vector<uint64_t>* captured) {
+BoundAddresses rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
+                              const CudaProgramState& state, std::span<const uint64_t> addresses,
+                              std::vector<uint64_t>* captured) {
   const CudaDriverApi& cu = cuda_driver();
   const ProgramBindings& bindings = *state.bindings;
   const bool flat = segment.child == nullptr && segment.rebinding != nullptr;
@@ -401,7 +401,7 @@ void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph
       set_enabled(exec, segment.binding_node, bound.bind_in_needed);
       set_enabled(exec, segment.rebinding->bind_out, bound.bind_out_needed);
     }
-    return;
+    return bound;
   }
   // An exec's child graph changes as a whole: the node in the child graph first, then the copy.
   check_cu(cu.cuGraphKernelNodeSetParams(segment.binding_node, &p),
@@ -411,6 +411,7 @@ void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph
            "cuGraphChildGraphNodeGetGraph");
   check_cu(cu.cuGraphExecChildGraphNodeSetParams(exec, segment.child, embedded),
            "cuGraphExecChildGraphNodeSetParams (binding new buffers)");
+  return bound;
 }
 
 ProgramGraph::~ProgramGraph() {
@@ -441,7 +442,7 @@ void ProgramGraph::launch(CUstream stream) const {
 
 void ProgramGraph::rebind(const Graph& g, const CudaProgramState& state,
                           std::span<const uint64_t> addresses) const {
-  rebind_segment(exec_, segment_, g, state, addresses, &library_addresses_);
+  bound_ = rebind_segment(exec_, segment_, g, state, addresses, &library_addresses_);
   bind_in_enabled_ = -1;
 }
 

@@ -102,10 +102,11 @@ ProgramSegment populate_program_child(CUgraph graph, const CUgraphNode* deps, si
 // added to) at new addresses, and for a flat segment re-captures the library calls on directly
 // bound buffers and enables the binding kernels that have work; takes effect from the next
 // launch. `captured`, when given, holds the library addresses the exec's nodes have now (the
-// calls are re-captured only when they change) and gets the new ones.
-void rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
-                    const CudaProgramState& state, std::span<const uint64_t> addresses,
-                    std::vector<uint64_t>* captured = nullptr);
+// calls are re-captured only when they change) and gets the new ones. Returns the bindings it
+// resolved.
+BoundAddresses rebind_segment(CUgraphExec exec, const ProgramSegment& segment, const Graph& g,
+                              const CudaProgramState& state, std::span<const uint64_t> addresses,
+                              std::vector<uint64_t>* captured = nullptr);
 
 class ProgramGraph {
  public:
@@ -119,6 +120,8 @@ class ProgramGraph {
   // Not thread-safe: the program's run mutex serialises it with launches.
   void rebind(const Graph& g, const CudaProgramState& state,
               std::span<const uint64_t> addresses) const;
+  // The bindings of the last rebind.
+  const BoundAddresses& bound() const { return bound_; }
   // Turns its gf_bind_in node on or off from the next launch (no call when it already is).
   void set_bind_in_enabled(bool on) const;
   size_t node_count() const { return segment_.node_count; }
@@ -130,7 +133,8 @@ class ProgramGraph {
   CUgraphExec exec_ = nullptr;
   ProgramSegment segment_;
   mutable std::vector<uint64_t> library_addresses_;  // what its library nodes were captured with
-  mutable int bind_in_enabled_ = -1;                 // 0 or 1 as last set; -1 after a rebind set it
+  mutable BoundAddresses bound_;
+  mutable int bind_in_enabled_ = -1;  // 0 or 1 as last set; -1 after a rebind set it
 };
 
 }  // namespace gf::cuda
