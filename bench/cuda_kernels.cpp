@@ -10,7 +10,7 @@
 // tanh form through whichever of cuBLASLt and cuDNN timed faster for the shape
 // (GemmLibrary::kTimed).
 //
-//   bench_cuda_kernels [--iters N] [--quick] [--json FILE]
+//   bench_cuda_kernels [--iters N] [--quick] [--cases chains,rows,gemms] [--json FILE]
 //
 // Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
 #include <cuda_runtime_api.h>
@@ -37,6 +37,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/cudnn_conv.h"
 #include "runtime/cuda/device_memory.h"
+#include "runtime_api.h"
 
 namespace gf {
 namespace {
@@ -177,11 +178,6 @@ Graph gemm_bias_gelu_graph(int64_t m, int64_t k, int64_t n, bool tanh) {
   return b.build();
 }
 
-void check_runtime(cudaError_t e, const char* call) {
-  if (e != cudaSuccess)
-    throw Error(ErrorCode::kDeviceError, std::string(call) + ": " + cudaGetErrorString(e));
-}
-
 // Takes `node` out of `graph`, each of its dependencies joined to each of its dependents by a
 // full dependency (the conservative kind, whatever kind of edge the node had on either side).
 void bypass_node(CUgraph graph, CUgraphNode node) {
@@ -192,20 +188,16 @@ void bypass_node(CUgraph graph, CUgraphNode node) {
   std::vector<cudaGraphNode_t> from(kCapacity), to(kCapacity);
   std::vector<cudaGraphEdgeData> edges(kCapacity);
   size_t from_count = kCapacity, to_count = kCapacity;
-  check_runtime(cudaGraphNodeGetDependencies(n, from.data(), edges.data(), &from_count),
-                "cudaGraphNodeGetDependencies");
-  check_runtime(cudaGraphNodeGetDependentNodes(n, to.data(), edges.data(), &to_count),
-                "cudaGraphNodeGetDependentNodes");
+  CK(cudaGraphNodeGetDependencies(n, from.data(), edges.data(), &from_count));
+  CK(cudaGraphNodeGetDependentNodes(n, to.data(), edges.data(), &to_count));
   if (from_count >= kCapacity || to_count >= kCapacity)
     throw Error(ErrorCode::kUnsupported, "bypass_node: more edges than the bench expects");
   from.resize(from_count);
   to.resize(to_count);
-  check_runtime(cudaGraphDestroyNode(n), "cudaGraphDestroyNode");
+  CK(cudaGraphDestroyNode(n));
   for (cudaGraphNode_t f : from)
     for (cudaGraphNode_t t : to)
-      check_runtime(
-          cudaGraphAddDependencies(reinterpret_cast<cudaGraph_t>(graph), &f, &t, nullptr, 1),
-          "cudaGraphAddDependencies");
+      CK(cudaGraphAddDependencies(reinterpret_cast<cudaGraph_t>(graph), &f, &t, nullptr, 1));
 }
 
 // Each flat segment's entry and exit nodes (gf_bind_in and gf_bind_out) out of `graph`.
@@ -352,19 +344,11 @@ int bench_main(int argc, char** argv) {
     }
   }
   // Which groups of rows to run (a comma-separated subset of chains, rows, gemms).
+  const std::vector<std::string> groups =
+      bench::parse_names(cases, "--cases", {"chains", "rows", "gemms"});
   const auto wanted = [&](const std::string& group) {
-    return ("," + cases + ",").find("," + group + ",") != std::string::npos;
+    return std::find(groups.begin(), groups.end(), group) != groups.end();
   };
-  for (size_t start = 0; start <= cases.size();) {
-    const size_t end = std::min(cases.find(',', start), cases.size());
-    const std::string group = cases.substr(start, end - start);
-    if (group != "chains" && group != "rows" && group != "gemms") {
-      std::fprintf(stderr, "bench_cuda_kernels: unknown case group '%s' (chains, rows, gemms)\n",
-                   group.c_str());
-      return 1;
-    }
-    start = end + 1;
-  }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
     std::fprintf(stderr, "bench_cuda_kernels: no CUDA device: %s\n", probe.reason.c_str());

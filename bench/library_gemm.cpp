@@ -7,10 +7,13 @@
 // product in double over its first rows. A summary follows: per m and epilogue, the best of
 // each library against cuBLASLt's best product without epilogue.
 //
-//   bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] [--json FILE]
+//   bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] [--enumerate N]
+//                      [--json FILE]
 //
 // --libraries: any of cublaslt, cudnn, graphfuse (default all); cuBLASLt's product without
 // epilogue, the bar, is always timed. Building cuDNN's plans takes most of a full run.
+// --enumerate N: also up to N cuBLASLt configurations past its heuristic (enumerated_candidates,
+// runtime/cuda/cublaslt_heuristic.h), each timed briefly, the fastest timed in full and checked.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -332,23 +335,13 @@ int bench_main(int argc, char** argv) {
     } else if (a == "--enumerate" && i + 1 < argc) {
       enumerate = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
     } else if (a == "--libraries" && i + 1 < argc) {
-      with_cublaslt = with_cudnn = with_ours = false;
-      const std::string list = argv[++i];
-      size_t start = 0;
-      while (start <= list.size()) {
-        const size_t end = std::min(list.find(',', start), list.size());
-        const std::string name = list.substr(start, end - start);
-        bool& flag = name == "cublaslt" ? with_cublaslt : name == "cudnn" ? with_cudnn : with_ours;
-        if (name != "cublaslt" && name != "cudnn" && name != "graphfuse") {
-          std::fprintf(stderr,
-                       "bench_library_gemm: --libraries takes cublaslt, cudnn and graphfuse, not "
-                       "'%s'\n",
-                       name.c_str());
-          return 1;
-        }
-        flag = true;
-        start = end + 1;
-      }
+      const std::vector<std::string> names =
+          bench::parse_names(argv[++i], "--libraries", {"cublaslt", "cudnn", "graphfuse"});
+      const auto named = [&](const char* n) {
+        return std::find(names.begin(), names.end(), n) != names.end();
+      };
+      with_cublaslt = named("cublaslt"), with_cudnn = named("cudnn"),
+      with_ours = named("graphfuse");
     } else {
       std::fprintf(stderr,
                    "usage: bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] "

@@ -1,6 +1,6 @@
 // What the CUDA benchmarks that use the runtime API share: a status check that throws naming the
-// call, a device allocation released with its owner, and the parser of a comma-separated list of
-// row counts.
+// call, a device allocation released with its owner, and the parsers of comma-separated lists of
+// row counts and of names.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -47,6 +47,26 @@ inline std::vector<int64_t> parse_row_counts(const std::string& list, const std:
     at = comma + 1;
   }
   return rows;
+}
+
+// "a,c" -> {"a", "c"}, each one of `allowed`; throws kInvalidArgument naming `flag` and the
+// allowed names otherwise.
+inline std::vector<std::string> parse_names(const std::string& list, const std::string& flag,
+                                            const std::vector<std::string>& allowed) {
+  std::vector<std::string> names;
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, comma - at);
+    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+      std::string choices;
+      for (const std::string& a : allowed) choices += (choices.empty() ? "" : ", ") + a;
+      throw Error(ErrorCode::kInvalidArgument,
+                  flag + " takes " + choices + ", comma separated, not '" + item + "'");
+    }
+    names.push_back(item);
+    at = comma + 1;
+  }
+  return names;
 }
 
 }  // namespace gf::bench
