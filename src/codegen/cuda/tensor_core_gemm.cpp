@@ -27,13 +27,19 @@ struct Candidate {
   // Products per unit of time relative to the best tile, measured with many tiles per SM
   // (4096 x 3072 x 768 f16 on an H200, no epilogue: 33.1, 33.0, 37.9, 36.1, 47.7, 50.5 and 72.5
   // us in the order below). Narrow tiles read more bytes per product and keep the tensor cores
-  // less busy. With an epilogue the ping-pong 128 x 128 tile gains most (52.6 us with the exact
-  // GELU against 53.6 for 128 x 192), too little to weigh separately.
+  // less busy.
   double efficiency;
+  // The same with a bias and a GELU (erf or tanh; Relu has not been measured): computing it
+  // keeps the tensor cores idle except where a ping-pong tile's other consumer multiplies
+  // meanwhile, so ping-pong tiles rank higher. bench_library_gemm on an H100 (2026-12-05, same
+  // shape, bias + tanh GELU): 50.2, 50.8, 56.7, 46.5, 53.7, 76.1 and 92.7 us in the order below
+  // (33.7 to 70.8 without it).
+  double efficiency_with_gelu;
 };
 constexpr Candidate kCandidates[] = {
-    {{2, 256, 3}, 1.0},       {{2, 192, 4}, 1.0},  {{2, 128, 5}, 0.87}, {{2, 128, 5, true}, 0.91},
-    {{2, 64, 8, true}, 0.69}, {{1, 128, 6}, 0.65}, {{1, 64, 8}, 0.46}};
+    {{2, 256, 3}, 1.0, 1.0},         {{2, 192, 4}, 1.0, 0.98},       {{2, 128, 5}, 0.87, 0.88},
+    {{2, 128, 5, true}, 0.91, 1.07}, {{2, 64, 8, true}, 0.69, 0.93}, {{1, 128, 6}, 0.65, 0.66},
+    {{1, 64, 8}, 0.46, 0.54}};
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -166,7 +172,10 @@ TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, 
   double best_cost = 0;
   for (const Candidate& c : kCandidates) {
     const double rounds = static_cast<double>(ceil_div(tiles_of(spec, c.tile), sm_count));
-    const double cost = rounds * (64.0 * c.tile.consumers * c.tile.cols) / c.efficiency;
+    const bool gelu = spec.activation == TensorCoreGemmActivation::kGeluErf ||
+                      spec.activation == TensorCoreGemmActivation::kGeluTanh;
+    const double efficiency = gelu ? c.efficiency_with_gelu : c.efficiency;
+    const double cost = rounds * (64.0 * c.tile.consumers * c.tile.cols) / efficiency;
     if (best == nullptr || cost < best_cost) best = &c, best_cost = cost;
   }
   return best->tile;
