@@ -170,10 +170,10 @@ TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, 
   check_sm_count(sm_count);
   const Candidate* best = nullptr;
   double best_cost = 0;
+  const bool gelu = spec.activation == TensorCoreGemmActivation::kGeluErf ||
+                    spec.activation == TensorCoreGemmActivation::kGeluTanh;
   for (const Candidate& c : kCandidates) {
     const double rounds = static_cast<double>(ceil_div(tiles_of(spec, c.tile), sm_count));
-    const bool gelu = spec.activation == TensorCoreGemmActivation::kGeluErf ||
-                      spec.activation == TensorCoreGemmActivation::kGeluTanh;
     const double efficiency = gelu ? c.efficiency_with_gelu : c.efficiency;
     const double cost = rounds * (64.0 * c.tile.consumers * c.tile.cols) / efficiency;
     if (best == nullptr || cost < best_cost) best = &c, best_cost = cost;
