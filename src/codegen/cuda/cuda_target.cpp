@@ -260,8 +260,18 @@ static __device__ __forceinline__ float gf_sigmoid_faithful(float x) {
 // t * 2^(P(t) - z^2 log2 e), t = 1 / (1 + z / 2), P of degree 8 fitted to log2(erfc(z) / (2t))
 // + z^2 log2 e on z in [0, 9.5] at Chebyshev nodes (tools/fit_gelu_erfc.py), 3.3e-7 in the
 // exponent there. At x = +inf the tail is 0 and x * 1 stays inf; at -inf it is NaN, as
-// 0.5 x (1 + erf) gives.
-static __device__ __forceinline__ float gf_gelu_erf_16bit(float x) {
+// 0.5 x (1 + erf) gives. `to_f16`: the caller rounds the result to f16, which holds nothing
+// below 2^-24, so an exponential below 2^-126 may flush to zero: ex2's .ftz form, without the
+// instructions that scale such results (bf16 reaches down there).
+static __device__ __forceinline__ float gf_ex2_16bit(float y, bool to_f16) {
+  float e;
+  if (to_f16)
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(y));
+  else
+    asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(y));
+  return e;
+}
+static __device__ __forceinline__ float gf_gelu_erf_16bit(float x, bool to_f16 = false) {
   float t;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(fabsf(x), 0.353553390593273762f, 1.0f)));
   float p = 0.123535633f;
@@ -273,18 +283,16 @@ static __device__ __forceinline__ float gf_gelu_erf_16bit(float x) {
   p = fmaf(p, t, 0.64199245f);
   p = fmaf(p, t, 1.43144655f);
   p = fmaf(p, t, -2.82522416f);
-  float e;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(fmaf(x * x, -0.721347520444482371f, p)));
-  const float tail = t * e;
+  const float tail = t * gf_ex2_16bit(fmaf(x * x, -0.721347520444482371f, p), to_f16);
   return x * (x >= 0.0f ? 1.0f - tail : tail);
 }
 // Tanh form: 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3), as
 // gf_sigmoid takes it: one exponential of -|2u|, which never overflows (the small results of
 // large negative x keep their digits).
-static __device__ __forceinline__ float gf_gelu_tanh_16bit(float x) {
+static __device__ __forceinline__ float gf_gelu_tanh_16bit(float x, bool to_f16 = false) {
   const float u2 = x * fmaf(x * x, -0.102943239580f, -2.30220819814f);  // -2 u log2 e
-  float e, r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(-fabsf(u2)));
+  const float e = gf_ex2_16bit(-fabsf(u2), to_f16);
+  float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
   return x * (u2 <= 0.0f ? r : e * r);
 }

@@ -71,8 +71,8 @@ std::string tensor_core_gemm_refusal(const TensorCoreGemmSpec& spec, int compute
 
 // The tile with the fewest estimated tile-rounds of work over `sm_count` SMs: each candidate's
 // tiles spread over the SMs, times one tile's products weighted by the candidate's measured
-// efficiency (narrow tiles read more bytes per product; with a GELU, ping-pong tiles
-// hide it behind the other consumer's products). Candidates and weights in tensor_core_gemm.cpp.
+// efficiency (narrow tiles read more bytes per product), measured apart with a GELU epilogue,
+// whose cost differs between tiles. Candidates and weights in tensor_core_gemm.cpp.
 TensorCoreGemmTile choose_tensor_core_gemm_tile(const TensorCoreGemmSpec& spec, int sm_count);
 // The candidates choose_tensor_core_gemm_tile weighs, every form the kernel is measured in.
 std::vector<TensorCoreGemmTile> tensor_core_gemm_tiles();

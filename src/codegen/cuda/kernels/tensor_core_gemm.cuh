@@ -118,11 +118,17 @@ static __device__ __forceinline__ void gf_bind_maps(unsigned char* maps, const v
 static __device__ __forceinline__ float gf_elem_to_f32(gf_elem v) {
   return kBf16 ? gf_bf16_to_f32(v) : gf_f16_to_f32(v);
 }
+// Bias elements col and col + 1 (col even) as one 32-bit pair, col in the lower half, zero past
+// kN (the buffer is 16-byte aligned).
+static __device__ __forceinline__ uint32_t gf_bias_pair(const gf_elem* bias, int col) {
+  if (col + 1 < kN) return *reinterpret_cast<const uint32_t*>(bias + col);
+  return col < kN ? bias[col] : 0u;
+}
 static __device__ __forceinline__ float gf_activate(float x) {
   if (kActivation == 1) return x > 0.0f ? x : 0.0f;
   // The result is rounded to 16 bits right after: the prelude's 16-bit Gelu forms.
-  if (kActivation == 2) return gf_gelu_erf_16bit(x);
-  if (kActivation == 3) return gf_gelu_tanh_16bit(x);
+  if (kActivation == 2) return gf_gelu_erf_16bit(x, !kBf16);
+  if (kActivation == 3) return gf_gelu_tanh_16bit(x, !kBf16);
   return x;
 }
 
@@ -175,6 +181,16 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
   for (int li = kPingPong ? cw : 0; blockIdx.x + li * gridDim.x < kTiles; li += kTileStep) {
     const int tile = blockIdx.x + li * gridDim.x;
     const int m0 = tile / kTilesN * kBM, n0 = tile % kTilesN * kTileN;
+    // The tile's bias, as the pairs of columns this thread's fragments hold, loaded before the
+    // products so that their latency hides behind them: loaded in the epilogue, after its shared
+    // memory stores (which the compiler cannot tell apart from the bias), each pair waited for
+    // one round trip in turn.
+    uint32_t bias_pairs[kTileN / 8];
+    if (kHasBias) {
+#pragma unroll
+      for (int j = 0; j < kTileN / 8; ++j)
+        bias_pairs[j] = gf_bias_pair(bias, n0 + j * 8 + 2 * (lane & 3));
+    }
     float acc[kGroups][kTileN / 2];
 #pragma unroll
     for (int gr = 0; gr < kGroups; ++gr)
@@ -218,16 +234,18 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
       const int c = j * 8 + 2 * tq, col = n0 + c;
       float b0 = 0.0f, b1 = 0.0f;
       if (kHasBias) {
-        if (col < kN) b0 = gf_elem_to_f32(bias[col]);
-        if (col + 1 < kN) b1 = gf_elem_to_f32(bias[col + 1]);
+        b0 = gf_elem_to_f32((gf_elem)(bias_pairs[j] & 0xffffu));
+        b1 = gf_elem_to_f32((gf_elem)(bias_pairs[j] >> 16));
       }
 #pragma unroll
       for (int gr = 0; gr < kGroups; ++gr)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = warp * 16 + g + 8 * h;
-          const uint32_t pair = gf_pack2(gf_activate(acc[gr][4 * j + 2 * h] + b0),
-                                         gf_activate(acc[gr][4 * j + 2 * h + 1] + b1));
+          // Without a bias, no addition of zero (which would still cost an instruction: -0 + 0).
+          const float v0 = kHasBias ? acc[gr][4 * j + 2 * h] + b0 : acc[gr][4 * j + 2 * h];
+          const float v1 = kHasBias ? acc[gr][4 * j + 2 * h + 1] + b1 : acc[gr][4 * j + 2 * h + 1];
+          const uint32_t pair = gf_pack2(gf_activate(v0), gf_activate(v1));
           *reinterpret_cast<uint32_t*>(out + (gr * (kTileN / 64) + c / 64) * 8192 +
                                        gf_swizzled(r, (c % 64) / 8) + (c % 8) * 2) = pair;
         }
