@@ -8,12 +8,15 @@
 // each library against cuBLASLt's best product without epilogue.
 //
 //   bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] [--enumerate N]
-//                      [--json FILE]
+//                      [--epilogues E,E,...] [--tiles T,T,...] [--json FILE]
 //
 // --libraries: any of cublaslt, cudnn, graphfuse (default all); cuBLASLt's product without
 // epilogue, the bar, is always timed. Building cuDNN's plans takes most of a full run.
 // --enumerate N: also up to N cuBLASLt configurations past its heuristic (enumerated_candidates,
 // runtime/cuda/cublaslt_heuristic.h), each timed briefly, the fastest timed in full and checked.
+// --epilogues: any of none, bias+gelu, bias+gelu_tanh (default all) for cuDNN and our kernel.
+// --tiles: our kernel's candidates by the numbers the table prints (0: the tile it chooses;
+// default all), e.g. to profile one kernel alone.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -223,7 +226,7 @@ void run_cudnn(Problem& p, Epilogue e, const cuda::CudnnHandle& handle, cudaStre
 
 // Our tensor-core GEMM in each candidate tile, then in the tile it chooses ("auto").
 void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cudaStream_t stream,
-                     int reps, std::vector<Row>& rows) {
+                     int reps, const std::vector<bool>& timed_tiles, std::vector<Row>& rows) {
   codegen::TensorCoreGemmSpec spec;
   spec.dtype = DType::kF16;
   spec.m = p.m, spec.n = p.n, spec.k = p.k;
@@ -233,8 +236,12 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
                                                    : codegen::TensorCoreGemmActivation::kGeluErf;
   if (!codegen::tensor_core_gemm_refusal(spec, compute_capability).empty()) return;
   static codegen::NvrtcCompiler nvrtc;
-  std::vector<codegen::TensorCoreGemmTile> tiles = codegen::tensor_core_gemm_tiles();
-  tiles.insert(tiles.begin(), codegen::TensorCoreGemmTile{});  // the tile chosen ("auto")
+  std::vector<codegen::TensorCoreGemmTile> all_tiles = codegen::tensor_core_gemm_tiles();
+  all_tiles.insert(all_tiles.begin(), codegen::TensorCoreGemmTile{});  // the tile chosen ("auto")
+  std::vector<codegen::TensorCoreGemmTile> tiles;
+  std::vector<size_t> numbers;  // each timed tile's candidate number
+  for (size_t i = 0; i < all_tiles.size(); ++i)
+    if (timed_tiles.empty() || timed_tiles[i]) tiles.push_back(all_tiles[i]), numbers.push_back(i);
   // Every tile's kernel compiled at once, in parallel.
   std::vector<codegen::CudaKernelSource> sources;
   std::vector<std::string> texts;
@@ -268,12 +275,13 @@ void run_tensor_core(Problem& p, Epilogue e, int compute_capability, int sms, cu
     CK(cudaMemcpy(dtable.p, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
     void* table_ptr = dtable.p;
     const codegen::LaunchConfig l = src.launch;
-    std::string tile = i == 0 ? "auto: " : "";
+    const bool chosen = numbers[i] == 0;
+    std::string tile = chosen ? "auto: " : "";
     const codegen::TensorCoreGemmTile t =
-        i == 0 ? codegen::choose_tensor_core_gemm_tile(spec, sms) : tiles[i];
+        chosen ? codegen::choose_tensor_core_gemm_tile(spec, sms) : tiles[i];
     tile += std::to_string(64 * t.consumers) + "x" + std::to_string(t.cols) +
             (t.ping_pong ? " ping-pong" : "") + ", " + std::to_string(t.stages) + " stages";
-    Row r{"graphfuse", epilogue_name(e), tile, p.m, p.k, p.n, i};
+    Row r{"graphfuse", epilogue_name(e), tile, p.m, p.k, p.n, numbers[i]};
     r.us = time_captured_us(
         [&](cudaStream_t s) {
           void* params[] = {&table_ptr};
@@ -324,6 +332,9 @@ int bench_main(int argc, char** argv) {
   std::string json_path;
   bool with_cublaslt = true, with_cudnn = true, with_ours = true;
   size_t enumerate = 0;
+  std::vector<Epilogue> epilogues = {Epilogue::kNone, Epilogue::kBiasGeluErf,
+                                     Epilogue::kBiasGeluTanh};
+  std::vector<bool> timed_tiles;  // by candidate number; empty: all
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reps" && i + 1 < argc) {
@@ -334,6 +345,20 @@ int bench_main(int argc, char** argv) {
       json_path = argv[++i];
     } else if (a == "--enumerate" && i + 1 < argc) {
       enumerate = static_cast<size_t>(std::max(0, std::atoi(argv[++i])));
+    } else if (a == "--epilogues" && i + 1 < argc) {
+      epilogues.clear();
+      for (const std::string& n :
+           bench::parse_names(argv[++i], "--epilogues", {"none", "bias+gelu", "bias+gelu_tanh"}))
+        epilogues.push_back(n == "none"        ? Epilogue::kNone
+                            : n == "bias+gelu" ? Epilogue::kBiasGeluErf
+                                               : Epilogue::kBiasGeluTanh);
+    } else if (a == "--tiles" && i + 1 < argc) {
+      const size_t count = codegen::tensor_core_gemm_tiles().size() + 1;
+      std::vector<std::string> numbers;
+      for (size_t t = 0; t < count; ++t) numbers.push_back(std::to_string(t));
+      timed_tiles.assign(count, false);
+      for (const std::string& n : bench::parse_names(argv[++i], "--tiles", numbers))
+        timed_tiles[std::stoul(n)] = true;
     } else if (a == "--libraries" && i + 1 < argc) {
       const std::vector<std::string> names =
           bench::parse_names(argv[++i], "--libraries", {"cublaslt", "cudnn", "graphfuse"});
@@ -345,7 +370,7 @@ int bench_main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_library_gemm [--reps N] [--rows M,M,...] [--libraries L,L,...] "
-                   "[--enumerate N] [--json FILE]\n");
+                   "[--enumerate N] [--epilogues E,E,...] [--tiles T,T,...] [--json FILE]\n");
       return 1;
     }
   }
@@ -371,12 +396,11 @@ int bench_main(int argc, char** argv) {
     if (with_cublaslt)
       run_cublaslt(p, Epilogue::kBiasGeluTanh, cublaslt, stream, reps, enumerate, rows);
     if (cudnn && with_cudnn) {
-      for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
-        run_cudnn(p, e, *cudnn, stream, reps, rows);
+      for (Epilogue e : epilogues) run_cudnn(p, e, *cudnn, stream, reps, rows);
     }
     if (with_ours) {
-      for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasGeluErf, Epilogue::kBiasGeluTanh})
-        run_tensor_core(p, e, cc, dev.multiprocessors, stream, reps, rows);
+      for (Epilogue e : epilogues)
+        run_tensor_core(p, e, cc, dev.multiprocessors, stream, reps, timed_tiles, rows);
     }
   }
   CK(cudaStreamDestroy(stream));
