@@ -231,7 +231,7 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     const int g = lane >> 2, tq = lane & 3;
 #pragma unroll
     for (int j = 0; j < kTileN / 8; ++j) {
-      const int c = j * 8 + 2 * tq, col = n0 + c;
+      const int c = j * 8 + 2 * tq;
       float b0 = 0.0f, b1 = 0.0f;
       if (kHasBias) {
         b0 = gf_elem_to_f32((gf_elem)(bias_pairs[j] & 0xffffu));
