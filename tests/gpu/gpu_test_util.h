@@ -1,5 +1,6 @@
 // What GPU tests share: a fixture that skips without a CUDA device, random tensors, a tensor's
-// copy in device memory, and a relative-norm comparison.
+// copy in device memory, a relative-norm comparison, and the check of a 16-bit Gelu against its
+// exact value.
 #pragma once
 
 #ifdef GF_HAVE_CUDA
@@ -78,6 +79,39 @@ inline void expect_relative_norm_within(const Tensor& got, const Tensor& want, d
     norm += w * w;
   }
   EXPECT_LE(std::sqrt(err / std::max(norm, 1e-30)), rel);
+}
+
+// The distance between neighbours of the 16-bit format (8 or 11 significant bits) at |v|.
+inline double step_16bit(DType t, double v) {
+  const int digits = t == DType::kBF16 ? 8 : 11;
+  const int min_exp = t == DType::kBF16 ? -126 : -14;
+  int e = 0;
+  std::frexp(std::fabs(v), &e);  // |v| in [2^(e-1), 2^e)
+  return std::ldexp(1.0, std::max(e - 1, min_exp) - (digits - 1));
+}
+
+// Counts the 16-bit Gelu results `got` (erf or tanh form) of the 16-bit inputs `x` that are not
+// the exact value rounded once, reporting the first five: the exact value in double (its lower
+// tail through erfc, free of the cancellation in 1 + erf), within half a step of the format plus
+// 2^-16 of its size for the approximation. Gelu(+inf) = +inf; 0.5 x (1 + erf) is NaN at -inf.
+inline int64_t gelu_16bit_misses(DType t, bool tanh, const Tensor& x, const Tensor& got) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = x.element_as_double(i), a = got.element_as_double(i);
+    const double u = std::sqrt(2.0 / std::acos(-1.0)) * (v + 0.044715 * v * v * v);
+    const double exact = tanh     ? v / (1.0 + std::exp(-2.0 * u))
+                         : v >= 0 ? v * (1.0 - 0.5 * std::erfc(v / std::sqrt(2.0)))
+                                  : v * 0.5 * std::erfc(-v / std::sqrt(2.0));
+    if (std::isnan(v) || std::isinf(v) || std::isinf(exact)) {
+      const bool ok = std::isnan(v) || v < 0 ? std::isnan(a) : a == v;
+      if (!ok && ++bad <= 5) ADD_FAILURE() << "x = " << v << ": " << a;
+      continue;
+    }
+    const double tol = 0.5 * step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16);
+    if (!(std::fabs(a - exact) <= tol) && ++bad <= 5)
+      ADD_FAILURE() << "x = " << v << ": " << a << ", exact " << exact;
+  }
+  return bad;
 }
 
 }  // namespace gf::testing

@@ -99,15 +99,6 @@ Graph activation_chain(DType t, const Shape& shape, float s) {
   return b.build();
 }
 
-// The distance between neighbours of the 16-bit format (8 or 11 significant bits) at |v|.
-double step_16bit(DType t, double v) {
-  const int digits = t == DType::kBF16 ? 8 : 11;
-  const int min_exp = t == DType::kBF16 ? -126 : -14;
-  int e = 0;
-  std::frexp(std::fabs(v), &e);  // |v| in [2^(e-1), 2^e)
-  return std::ldexp(1.0, std::max(e - 1, min_exp) - (digits - 1));
-}
-
 double to_double(DType t, const Tensor& x, int64_t i) {
   return t == DType::kBF16 ? static_cast<float>(x.data<BFloat16>()[i])
                            : static_cast<float>(x.data<Half>()[i]);
@@ -141,12 +132,13 @@ TEST_F(Cuda16BitIntermediates, ApproximateDivisionAndSigmoidStayWithinTheFinalRo
       const double xv = to_double(t, x, i);
       const double exact = 1.0 / (1.0 + std::exp(std::fabs(xv * s))) / (std::max(xv, 0.0) + s);
       const double got = to_double(t, once, i);
-      if (std::fabs(got - exact) > 0.5 * step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16)) {
+      if (std::fabs(got - exact) >
+          0.5 * testing::step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16)) {
         if (++bad_once <= 5)
           ADD_FAILURE() << "f32 intermediates, x=" << xv << ": " << got << " exact " << exact;
       }
       const double ref = to_double(t, want, i);
-      if (std::fabs(to_double(t, per_op, i) - ref) > 2 * step_16bit(t, ref)) {
+      if (std::fabs(to_double(t, per_op, i) - ref) > 2 * testing::step_16bit(t, ref)) {
         if (++bad_per_op <= 5)
           ADD_FAILURE() << "rounded, x=" << xv << ": " << to_double(t, per_op, i) << " reference "
                         << ref;
@@ -253,7 +245,7 @@ TEST_F(Cuda16BitIntermediates, RoundedSigmoidIsTheReferenceToWithinOneStepOnEver
       const double a = to_double(t, got, i), w = to_double(t, want, i);
       if (std::isnan(a) && std::isnan(w)) continue;
       differ += a != w;
-      if (!(std::fabs(a - w) <= step_16bit(t, w)) && ++far <= 5)
+      if (!(std::fabs(a - w) <= testing::step_16bit(t, w)) && ++far <= 5)
         ADD_FAILURE() << "x = " << to_double(t, x, i) << ": " << a << ", reference " << w;
     }
     EXPECT_EQ(far, 0);
@@ -262,9 +254,7 @@ TEST_F(Cuda16BitIntermediates, RoundedSigmoidIsTheReferenceToWithinOneStepOnEver
 }
 
 // A 16-bit Gelu (erf and tanh forms) takes gf_gelu_erf_16bit / gf_gelu_tanh_16bit. Over every
-// 16-bit input, each result must be the exact value (in double, its lower tail through erfc,
-// free of the cancellation in 1 + erf) rounded once: within half a step of its format, plus
-// 2^-16 of its size for the approximation.
+// 16-bit input, each result must be the exact value rounded once (testing::gelu_16bit_misses).
 TEST_F(Cuda16BitIntermediates, GeluIsTheExactValueRoundedOnceOnEveryInput) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     for (bool tanh : {false, true}) {
@@ -276,23 +266,7 @@ TEST_F(Cuda16BitIntermediates, GeluIsTheExactValueRoundedOnceOnEveryInput) {
       auto* bits = static_cast<uint16_t*>(x.raw());
       for (int64_t i = 0; i < x.numel(); ++i) bits[i] = static_cast<uint16_t>(i * 40503);
       const Tensor got = Session(g, SessionOptions{Device::kCuda}).run({x})[0];
-      int64_t bad = 0;
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        const double v = to_double(t, x, i), a = to_double(t, got, i);
-        const double u = std::sqrt(2.0 / std::acos(-1.0)) * (v + 0.044715 * v * v * v);
-        const double exact = tanh     ? v / (1.0 + std::exp(-2.0 * u))
-                             : v >= 0 ? v * (1.0 - 0.5 * std::erfc(v / std::sqrt(2.0)))
-                                      : v * 0.5 * std::erfc(-v / std::sqrt(2.0));
-        if (std::isnan(v) || std::isinf(v) || std::isinf(exact)) {
-          // Gelu(+inf) = +inf; 0.5 x (1 + erf) is NaN at -inf, as is the reference's.
-          const bool ok = std::isnan(v) || v < 0 ? std::isnan(a) : a == v;
-          if (!ok && ++bad <= 5) ADD_FAILURE() << "x = " << v << ": " << a;
-          continue;
-        }
-        const double tol = 0.5 * step_16bit(t, exact) + std::ldexp(std::fabs(exact), -16);
-        if (!(std::fabs(a - exact) <= tol) && ++bad <= 5)
-          ADD_FAILURE() << "x = " << v << ": " << a << ", exact " << exact;
-      }
+      const int64_t bad = testing::gelu_16bit_misses(t, tanh, x, got);
       EXPECT_EQ(bad, 0);
     }
   }

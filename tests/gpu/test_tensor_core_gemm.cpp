@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -99,12 +100,55 @@ double relative_error(const TensorCoreGemmSpec& s, const Tensor& a, const Tensor
   return std::sqrt(err / std::max(norm, 1e-30));
 }
 
+struct Operands {
+  const Tensor *a, *w, *bias;
+};
+
+// Launches one compiled kernel on device copies of the operands (C filled with NaN first: an
+// unwritten element shows) and copies C back; every device buffer is freed however it ends.
+void run_kernel(const TensorCoreGemmSpec& s, const codegen::CudaKernelSource& src,
+                const std::string& cubin, const Operands& in, Tensor& c) {
+  const std::unique_ptr<CudaModule> module = CudaModule::load(cubin, "gf_tc");
+  const CUfunction fn = module->function("gf_tc");
+  allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
+  std::vector<std::unique_ptr<testing::DeviceCopy>> copies;
+  std::vector<void*> table;  // the pointer table in the kernel's order
+  void* c_dev = nullptr;
+  for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
+    if (role == TensorCoreGemmBuffer::kC) {
+      copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
+      c_dev = copies.back()->p;
+      GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
+    } else if (role == TensorCoreGemmBuffer::kMaps) {
+      const std::vector<uint8_t> maps =
+          cuda::tensor_core_gemm_maps_init(s, probe_cuda().devices.front().multiprocessors);
+      copies.push_back(std::make_unique<testing::DeviceCopy>(maps.size()));
+      GF_CUDART(cudaMemcpy(copies.back()->p, maps.data(), maps.size(), cudaMemcpyHostToDevice));
+    } else {
+      copies.push_back(
+          std::make_unique<testing::DeviceCopy>(role == TensorCoreGemmBuffer::kA   ? *in.a
+                                                : role == TensorCoreGemmBuffer::kW ? *in.w
+                                                                                   : *in.bias));
+    }
+    table.push_back(copies.back()->p);
+  }
+  const testing::DeviceCopy table_copy(table.size() * sizeof(void*));
+  void* table_dev = table_copy.p;
+  GF_CUDART(
+      cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
+  void* params[] = {&table_dev};
+  check_cu(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                                        src.launch.dynamic_shared_bytes, nullptr, params, nullptr),
+           "cuLaunchKernel");
+  GF_CUDART(cudaDeviceSynchronize());
+  GF_CUDART(cudaMemcpy(c.raw(), c_dev, c.nbytes(), cudaMemcpyDeviceToHost));
+}
+
 TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
   codegen::NvrtcOptions cache;
   cache.cache_dir =
       std::filesystem::temp_directory_path() / ("gf_test_tc_gemm_gpu_" + std::to_string(getpid()));
   codegen::NvrtcCompiler compiler(cache);
-  const CudaDriverApi& cu = cuda_driver();
   std::mt19937 rng(11);
   struct Shape {
     int64_t m, n, k;
@@ -152,46 +196,77 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
   ASSERT_EQ(cubins.size(), cases.size());
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const TensorCoreGemmSpec& s = cases[ci].spec;
-    const codegen::CudaKernelSource& src = cases[ci].kernel;
     SCOPED_TRACE(s.to_string());
     Tensor c(s.dtype, {s.m, s.n});
-    const std::unique_ptr<CudaModule> module = CudaModule::load(*cubins[ci], "gf_tc");
-    const CUfunction fn = module->function("gf_tc");
-    allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, "gf_tc");
-    // The operands' device copies (C filled with NaN: an unwritten element shows), then the
-    // pointer table in the kernel's order; all freed however the case ends.
-    std::vector<std::unique_ptr<testing::DeviceCopy>> copies;
-    std::vector<void*> table;
-    void* c_dev = nullptr;
-    for (TensorCoreGemmBuffer role : codegen::tensor_core_gemm_buffers(s)) {
-      if (role == TensorCoreGemmBuffer::kC) {
-        copies.push_back(std::make_unique<testing::DeviceCopy>(c.nbytes()));
-        c_dev = copies.back()->p;
-        GF_CUDART(cudaMemset(c_dev, 0xff, c.nbytes()));
-      } else if (role == TensorCoreGemmBuffer::kMaps) {
-        const std::vector<uint8_t> maps = cuda::tensor_core_gemm_maps_init(s, sms_);
-        copies.push_back(std::make_unique<testing::DeviceCopy>(maps.size()));
-        GF_CUDART(cudaMemcpy(copies.back()->p, maps.data(), maps.size(), cudaMemcpyHostToDevice));
-      } else {
-        copies.push_back(std::make_unique<testing::DeviceCopy>(
-            role == TensorCoreGemmBuffer::kA   ? cases[ci].a
-            : role == TensorCoreGemmBuffer::kW ? cases[ci].w
-                                               : cases[ci].bias));
-      }
-      table.push_back(copies.back()->p);
-    }
-    const testing::DeviceCopy table_copy(table.size() * sizeof(void*));
-    void* table_dev = table_copy.p;
-    GF_CUDART(
-        cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
-    void* params[] = {&table_dev};
-    check_cu(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
-                               src.launch.dynamic_shared_bytes, nullptr, params, nullptr),
-             "cuLaunchKernel");
-    GF_CUDART(cudaDeviceSynchronize());
-    GF_CUDART(cudaMemcpy(c.raw(), c_dev, c.nbytes(), cudaMemcpyDeviceToHost));
+    run_kernel(s, cases[ci].kernel, *cubins[ci], {&cases[ci].a, &cases[ci].w, &cases[ci].bias}, c);
+    if (HasFatalFailure()) return;
     const double tol = s.dtype == DType::kF16 ? 2e-3 : 1e-2;
     EXPECT_LE(relative_error(s, cases[ci].a, cases[ci].w, cases[ci].bias, c), tol);
+  }
+  std::filesystem::remove_all(cache.cache_dir);
+}
+
+// The Gelu epilogues on every finite 16-bit value: x [1024, 64] times the identity holds them
+// all, so the accumulators are the inputs themselves (checked: the product without epilogue
+// gives them back, but for subnormals, which the tensor cores may flush) and each result must be
+// the exact Gelu of its accumulator rounded once, as the elementwise Gelu's (four values share
+// one reciprocal here). Tiles of one and two consumer warpgroups and ping-pong.
+TEST_F(TensorCoreGemmGpu, GeluEpiloguesAreTheExactValueRoundedOnceOnEveryInput) {
+  codegen::NvrtcOptions cache;
+  cache.cache_dir =
+      std::filesystem::temp_directory_path() / ("gf_test_tc_gemm_gelu_" + std::to_string(getpid()));
+  codegen::NvrtcCompiler compiler(cache);
+  const TensorCoreGemmTile tiles[] = {{2, 192, 4}, {1, 64, 8}, {2, 128, 5, true}};
+  const TensorCoreGemmActivation acts[] = {TensorCoreGemmActivation::kNone,
+                                           TensorCoreGemmActivation::kGeluErf,
+                                           TensorCoreGemmActivation::kGeluTanh};
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    Tensor x(t, {1024, 64}), identity(t, {64, 64}), bias(t, {64});
+    auto* bits = static_cast<uint16_t*>(x.raw());
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      bits[i] = static_cast<uint16_t>(i);
+      if (std::isinf(x.element_as_double(i)) || std::isnan(x.element_as_double(i))) bits[i] = 0;
+    }
+    const uint16_t one = t == DType::kF16 ? 0x3c00 : 0x3f80, zero = 0;
+    for (int64_t i = 0; i < 64 * 64; ++i)
+      static_cast<uint16_t*>(identity.raw())[i] = i % 65 == 0 ? one : zero;
+    std::memset(bias.raw(), 0, bias.nbytes());  // +0: adding it changes no accumulator
+    std::vector<TensorCoreGemmSpec> specs;
+    std::vector<std::string> sources;
+    std::vector<codegen::CudaKernelSource> kernels;
+    for (const TensorCoreGemmTile& tile : tiles) {
+      for (TensorCoreGemmActivation act : acts) {
+        TensorCoreGemmSpec s;
+        s.dtype = t, s.m = 1024, s.n = 64, s.k = 64, s.tile = tile, s.activation = act;
+        s.has_bias = tile.consumers == 2;  // both ways
+        kernels.push_back(codegen::emit_tensor_core_gemm_kernel(s, "gf_tc", sms_, cc_));
+        sources.push_back(kernels.back().source);
+        specs.push_back(s);
+      }
+    }
+    const std::vector<codegen::CubinPtr> cubins = compiler.compile_all(
+        sources, cc_,
+        std::vector<codegen::ArchTarget>(sources.size(), codegen::ArchTarget::kSpecific));
+    Tensor product(t, {1024, 64});
+    for (size_t i = 0; i < specs.size(); ++i) {
+      SCOPED_TRACE(specs[i].to_string());
+      Tensor c(t, {1024, 64});
+      run_kernel(specs[i], kernels[i], *cubins[i], {&x, &identity, &bias}, c);
+      if (HasFatalFailure()) return;
+      if (specs[i].activation == TensorCoreGemmActivation::kNone) {
+        product = c;
+        int64_t changed = 0;
+        for (int64_t j = 0; j < x.numel(); ++j) {
+          const double v = x.element_as_double(j);
+          const bool subnormal = std::fabs(v) < (t == DType::kF16 ? 0x1p-14 : 0x1p-126);
+          changed += !subnormal && c.element_as_double(j) != v;
+        }
+        EXPECT_EQ(changed, 0) << "normal inputs the identity product did not give back";
+        continue;
+      }
+      const bool tanh = specs[i].activation == TensorCoreGemmActivation::kGeluTanh;
+      EXPECT_EQ(testing::gelu_16bit_misses(t, tanh, product, c), 0);
+    }
   }
   std::filesystem::remove_all(cache.cache_dir);
 }
