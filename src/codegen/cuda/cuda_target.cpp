@@ -271,13 +271,9 @@ static __device__ __forceinline__ float gf_ex2_16bit(float y, bool to_f16) {
     asm("ex2.approx.f32 %0, %1;" : "=f"(e) : "f"(y));
   return e;
 }
-// The divisor of t is capped at 8 (|x| >= 19.8, where the tail is far below f32's range either
-// way), so that four of them share one reciprocal (gf_rcp4_in_range) and a NaN's never
-// reaches the others.
-static __device__ __forceinline__ float gf_gelu_erf_divisor(float x) {
-  return fminf(fmaf(fabsf(x), 0.353553390593273762f, 1.0f), 8.0f);
-}
-static __device__ __forceinline__ float gf_gelu_erf_from_t(float x, float t, bool to_f16) {
+static __device__ __forceinline__ float gf_gelu_erf_16bit(float x, bool to_f16 = false) {
+  float t;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(fmaf(fabsf(x), 0.353553390593273762f, 1.0f)));
   float p = 0.123535633f;
   p = fmaf(p, t, -0.850160897f);
   p = fmaf(p, t, 2.22977209f);
@@ -290,57 +286,15 @@ static __device__ __forceinline__ float gf_gelu_erf_from_t(float x, float t, boo
   const float tail = t * gf_ex2_16bit(fmaf(x * x, -0.721347520444482371f, p), to_f16);
   return x * (x >= 0.0f ? 1.0f - tail : tail);
 }
-static __device__ __forceinline__ float gf_gelu_erf_16bit(float x, bool to_f16 = false) {
-  float t;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(gf_gelu_erf_divisor(x)));
-  return gf_gelu_erf_from_t(x, t, to_f16);
-}
 // Tanh form: 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2 / pi) (x + 0.044715 x^3), as
 // gf_sigmoid takes it: one exponential of -|2u|, which never overflows (the small results of
 // large negative x keep their digits).
-static __device__ __forceinline__ float gf_gelu_tanh_exponent(float x) {
-  return x * fmaf(x * x, -0.102943239580f, -2.30220819814f);  // -2 u log2 e
-}
 static __device__ __forceinline__ float gf_gelu_tanh_16bit(float x, bool to_f16 = false) {
-  const float u2 = gf_gelu_tanh_exponent(x);
+  const float u2 = x * fmaf(x * x, -0.102943239580f, -2.30220819814f);  // -2 u log2 e
   const float e = gf_ex2_16bit(-fabsf(u2), to_f16);
   float r;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
   return x * (u2 <= 0.0f ? r : e * r);
-}
-// 1 / d for four divisors in [1, 8] with one approximate reciprocal (the special-function unit
-// bounds a GEMM epilogue's Gelu, at two operations an element): each quotient is the product of
-// the other three divisors times the reciprocal of all four's (at most 2^12). Seven roundings
-// more than a reciprocal's: within 2^-21 of each quotient.
-static __device__ __forceinline__ void gf_rcp4_in_range(float (&d)[4]) {
-  const float p01 = d[0] * d[1], p23 = d[2] * d[3];
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(p01 * p23));
-  const float q01 = p23 * r, q23 = p01 * r;  // 1 / (d0 d1), 1 / (d2 d3)
-  const float d0 = d[0], d2 = d[2];
-  d[0] = d[1] * q01, d[1] = d0 * q01, d[2] = d[3] * q23, d[3] = d2 * q23;
-}
-// The two forms on four values in place, one reciprocal between them. A NaN's divisor of the
-// tanh form is capped at 2 (fminf takes the number), so the others' quotients stay exact.
-static __device__ __forceinline__ void gf_gelu_erf_16bit4(float (&x)[4], bool to_f16) {
-  float t[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) t[i] = gf_gelu_erf_divisor(x[i]);
-  gf_rcp4_in_range(t);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) x[i] = gf_gelu_erf_from_t(x[i], t[i], to_f16);
-}
-static __device__ __forceinline__ void gf_gelu_tanh_16bit4(float (&x)[4], bool to_f16) {
-  float u2[4], e[4], r[4];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    u2[i] = gf_gelu_tanh_exponent(x[i]);
-    e[i] = gf_ex2_16bit(-fabsf(u2[i]), to_f16);
-    r[i] = fminf(1.0f + e[i], 2.0f);
-  }
-  gf_rcp4_in_range(r);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) x[i] *= u2[i] <= 0.0f ? r[i] : e[i] * r[i];
 }
 )";
 

@@ -124,15 +124,12 @@ static __device__ __forceinline__ uint32_t gf_bias_pair(const gf_elem* bias, int
   if (col + 1 < kN) return *reinterpret_cast<const uint32_t*>(bias + col);
   return col < kN ? bias[col] : 0u;
 }
-// Four values at once: the Gelu forms share one reciprocal between them.
-static __device__ __forceinline__ void gf_activate4(float (&x)[4]) {
-  if (kActivation == 1) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
-  }
+static __device__ __forceinline__ float gf_activate(float x) {
+  if (kActivation == 1) return x > 0.0f ? x : 0.0f;
   // The result is rounded to 16 bits right after: the prelude's 16-bit Gelu forms.
-  if (kActivation == 2) gf_gelu_erf_16bit4(x, !kBf16);
-  if (kActivation == 3) gf_gelu_tanh_16bit4(x, !kBf16);
+  if (kActivation == 2) return gf_gelu_erf_16bit(x, !kBf16);
+  if (kActivation == 3) return gf_gelu_tanh_16bit(x, !kBf16);
+  return x;
 }
 
 extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
@@ -241,21 +238,17 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
         b1 = gf_elem_to_f32((gf_elem)(bias_pairs[j] >> 16));
       }
 #pragma unroll
-      for (int gr = 0; gr < kGroups; ++gr) {
-        // Without a bias, no addition of zero (which would still cost an instruction: -0 + 0).
-        float v[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          v[i] = kHasBias ? acc[gr][4 * j + i] + (i % 2 ? b1 : b0) : acc[gr][4 * j + i];
-        gf_activate4(v);
+      for (int gr = 0; gr < kGroups; ++gr)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = warp * 16 + g + 8 * h;
+          // Without a bias, no addition of zero (which would still cost an instruction: -0 + 0).
+          const float v0 = kHasBias ? acc[gr][4 * j + 2 * h] + b0 : acc[gr][4 * j + 2 * h];
+          const float v1 = kHasBias ? acc[gr][4 * j + 2 * h + 1] + b1 : acc[gr][4 * j + 2 * h + 1];
+          const uint32_t pair = gf_pack2(gf_activate(v0), gf_activate(v1));
           *reinterpret_cast<uint32_t*>(out + (gr * (kTileN / 64) + c / 64) * 8192 +
-                                       gf_swizzled(r, (c % 64) / 8) + (c % 8) * 2) =
-              gf_pack2(v[2 * h], v[2 * h + 1]);
+                                       gf_swizzled(r, (c % 64) / 8) + (c % 8) * 2) = pair;
         }
-      }
     }
     asm volatile("bar.sync %0, 128;" ::"r"(1 + cw) : "memory");
     constexpr int kPiecesPerRow = kTileN / 8;
