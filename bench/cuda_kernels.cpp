@@ -5,10 +5,11 @@
 // input read once, each output written once); cuMemcpyDtoDAsync of the same size counts 2x.
 // Then fp16 GEMMs with a bias + GELU epilogue (y = Gelu(x W + b), tanh and erf forms) at the
 // shapes of GPT-2's and BERT's first MLP product, each a whole CUDA Session program run by
-// DeviceProgram on device buffers (its kernels and library calls are printed with it); the erf
-// form also through cuDNN's fused matmul (GemmLibrary::kCudnn) where cuDNN is present, and the
-// tanh form through whichever of cuBLASLt and cuDNN timed faster for the shape
-// (GemmLibrary::kTimed).
+// DeviceProgram on device buffers (its kernels and library calls are printed with it), with the
+// default options (GemmLibrary::kAuto); the erf form also through cuBLASLt and a Gelu kernel
+// (kCublasLt) and through cuDNN's fused matmul (kCudnn) where cuDNN is present, the tanh form
+// through whichever of cuBLASLt and cuDNN timed faster for the shape (kTimed), and on sm_90
+// both through our tensor-core GEMM (kGenerated).
 //
 //   bench_cuda_kernels [--iters N] [--quick] [--cases chains,rows,gemms] [--json FILE]
 //
@@ -210,7 +211,7 @@ void remove_binding_nodes(CUgraph graph, const std::vector<GraphSegment>& segmen
 
 // Through `library` (SessionOptions::gemm_library).
 GemmResult run_gemm(const std::string& name, int64_t m, int64_t k, int64_t n, bool tanh, int iters,
-                    GemmLibrary library = GemmLibrary::kCublasLt) {
+                    GemmLibrary library = SessionOptions{}.gemm_library) {
   SessionOptions options{Device::kCuda};
   options.gemm_library = library;
   const Session session(gemm_bias_gelu_graph(m, k, n, tanh), options);
@@ -419,6 +420,9 @@ int bench_main(int argc, char** argv) {
     if (!wanted("gemms")) break;
     gemms.push_back(run_gemm("gemm_bias_gelu_tanh", m, 768, 3072, true, iters));
     gemms.push_back(run_gemm("gemm_bias_gelu_erf", m, 768, 3072, false, iters));
+    // cuBLASLt's product, the exact GELU a kernel of its own after it.
+    gemms.push_back(run_gemm("gemm_bias_gelu_erf_cublaslt", m, 768, 3072, false, iters,
+                             GemmLibrary::kCublasLt));
     // The exact GELU fused by cuDNN's matmul (not the default: its plans cost compile time).
     if (cuda::cudnn_available()) {
       gemms.push_back(

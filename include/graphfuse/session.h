@@ -60,22 +60,26 @@ std::string_view attention_path_name(AttentionPath a);
 std::optional<AttentionPath> attention_path_from_name(std::string_view name);
 
 // How a CUDA session runs the f16/bf16 products (with their bias and activation epilogue) that
-// both cuBLASLt and cuDNN's fused matmul (runtime/cuda/cudnn_matmul.h) take. kCublasLt (the
-// default): cuBLASLt, whose GELU is the tanh approximation, so an exact Gelu after a product is a
-// kernel of its own. kCudnn: cuDNN wherever it takes the product and its epilogue, the exact
-// Gelu included. kTimed: cuDNN where the epilogue holds an exact Gelu, elsewhere both timed once
-// per shape (products of at least kGemmTunedMinFlops) and the faster kept. cuDNN is not the
-// default because building its plans costs about 0.3 s per engine configuration at every
-// compile, warm or cold (a GPT-2 or BERT export took 8-9 s cold and 3-4 s warm with kTimed on an
-// H200, against 2 s and 0.1-0.2 s), for gains of a few percent at most model shapes
-// (bench/README.md). kGenerated: our own tensor-core GEMM (codegen/cuda/tensor_core_gemm.h)
-// wherever it takes the product and its epilogue, the exact Gelu included, which is one kernel
-// with no library call; it runs on sm_90 GPUs (H100, H200) only, and f16/bf16 products with k a
-// multiple of 8, B a constant weight (stored [n, k]) and no batch; cuBLASLt takes the rest.
-// Products too skinny for any of these (SkinnyGemm) are not affected. The CPU ignores it.
-enum class GemmLibrary { kCublasLt, kCudnn, kTimed, kGenerated };
+// both cuBLASLt and cuDNN's fused matmul (runtime/cuda/cudnn_matmul.h) take. kAuto (the
+// default): cuBLASLt, but a product whose epilogue holds an exact (erf) Gelu runs as our
+// tensor-core GEMM (kGenerated below) where that takes it, the Gelu in its one kernel: faster
+// at BERT's MLP shapes than cuBLASLt followed by a Gelu kernel, which is what such a product
+// becomes elsewhere (bench/README.md). kCublasLt: cuBLASLt only, whose GELU is the tanh
+// approximation, so an exact Gelu after a product is a kernel of its own. kCudnn: cuDNN wherever it
+// takes the product and its epilogue, the exact Gelu included. kTimed: cuDNN where the epilogue
+// holds an exact Gelu, elsewhere both timed once per shape (products of at least
+// kGemmTunedMinFlops) and the faster kept. cuDNN is not the default because building its plans
+// costs about 0.3 s per engine configuration at every compile, warm or cold (a GPT-2 or BERT export
+// took 8-9 s cold and 3-4 s warm with kTimed on an H200, against 2 s and 0.1-0.2 s), for gains of a
+// few percent at most model shapes (bench/README.md). kGenerated: our own tensor-core GEMM
+// (codegen/cuda/tensor_core_gemm.h) wherever it takes the product and its epilogue, the exact Gelu
+// included, which is one kernel with no library call; it runs on sm_90 GPUs (H100, H200) only, and
+// f16/bf16 products with k a multiple of 8, B a constant weight (stored [n, k]) and no batch;
+// cuBLASLt takes the rest. Products too skinny for any of these (SkinnyGemm) are not affected. The
+// CPU ignores it.
+enum class GemmLibrary { kAuto, kCublasLt, kCudnn, kTimed, kGenerated };
 std::string_view gemm_library_name(GemmLibrary l);
-// "cublaslt", "cudnn", "timed" or "generated"; nullopt for anything else.
+// "auto", "cublaslt", "cudnn", "timed" or "generated"; nullopt for anything else.
 std::optional<GemmLibrary> gemm_library_from_name(std::string_view name);
 
 struct SessionOptions {
@@ -95,7 +99,7 @@ struct SessionOptions {
   // CUDA: whose attention runs (see AttentionPath).
   AttentionPath attention = AttentionPath::kAuto;
   // CUDA: which library runs the products the generated kernels do not (see GemmLibrary).
-  GemmLibrary gemm_library = GemmLibrary::kCublasLt;
+  GemmLibrary gemm_library = GemmLibrary::kAuto;
   // CUDA: a generated kernel rounds the result of every f16/bf16 op to its format, as the graph
   // says and the reference interpreter does. false keeps f32 between the ops of one kernel and
   // rounds only what it stores (as torch.compile does): a long chain of 16-bit ops runs at the

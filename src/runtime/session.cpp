@@ -285,6 +285,8 @@ std::optional<AttentionPath> attention_path_from_name(std::string_view name) {
 
 std::string_view gemm_library_name(GemmLibrary l) {
   switch (l) {
+    case GemmLibrary::kAuto:
+      return "auto";
     case GemmLibrary::kCublasLt:
       return "cublaslt";
     case GemmLibrary::kCudnn:
@@ -294,12 +296,12 @@ std::string_view gemm_library_name(GemmLibrary l) {
     case GemmLibrary::kGenerated:
       return "generated";
   }
-  return "cublaslt";
+  return "auto";
 }
 
 std::optional<GemmLibrary> gemm_library_from_name(std::string_view name) {
-  for (GemmLibrary l :
-       {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed, GemmLibrary::kGenerated})
+  for (GemmLibrary l : {GemmLibrary::kAuto, GemmLibrary::kCublasLt, GemmLibrary::kCudnn,
+                        GemmLibrary::kTimed, GemmLibrary::kGenerated})
     if (name == gemm_library_name(l)) return l;
   return std::nullopt;
 }

@@ -119,7 +119,7 @@ check run_programmatic_launch_bad 1 "^error: --programmatic-launch must be on or
 check run_compile_seconds_json 0 '"compile_seconds": \{"passes": [0-9.]+, "steps": 0.000000, "libraries": 0.000000, ' -- run "$tmp/relu.onnx" --programmatic-launch off --iterations 1 --json /dev/stdout
 check run_skinny_gemm_bad 1 "^error: --skinny-gemm must be auto, always or off, not 'on'" -- run "$tmp/relu.onnx" --skinny-gemm on
 check run_attention_bad 1 "^error: --attention must be auto, generated or cudnn, not 'flash'" -- run "$tmp/relu.onnx" --attention flash
-check run_gemm_library_bad 1 "^error: --gemm-library must be cublaslt, cudnn, timed or generated, not 'cublas'" -- run "$tmp/relu.onnx" --gemm-library cublas
+check run_gemm_library_bad 1 "^error: --gemm-library must be auto, cublaslt, cudnn, timed or generated, not 'cublas'" -- run "$tmp/relu.onnx" --gemm-library cublas
 check run_intermediates_bad 1 "^error: --intermediates must be rounded or f32, not 'f16'" -- run "$tmp/relu.onnx" --intermediates f16
 check run_intermediates_f32 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --intermediates f32 --iterations 1
 check run_skinny_gemm_json 0 '"library_calls": 0, "skinny_gemm_steps": 0, "cudnn_attention_steps": 0, "cudnn_gemm_steps": 0, "tensor_core_gemm_steps": 0, "tuned_gemms": 0, "direct_bindings": 0, ' -- run "$tmp/relu.onnx" --skinny-gemm off --iterations 1 --json /dev/stdout

@@ -2,7 +2,8 @@
 // every tile, each epilogue and dtype, sizes off every tile edge (m, n not multiples of the
 // tile, n not a multiple of 8, k not a multiple of 64), and more tiles than SMs (each block
 // walks several); then Sessions with GemmLibrary::kGenerated against the reference interpreter,
-// and a DeviceProgram rebound to new buffers (the kernel's tensor maps follow).
+// and a DeviceProgram rebound to new buffers (the kernel's tensor maps follow); the default
+// library's choice of it.
 // Skips where the GPU is not sm_90.
 #ifdef GF_HAVE_CUDA
 
@@ -318,6 +319,24 @@ TEST_F(TensorCoreGemmGpu, SessionsRunProductsAndEpiloguesAsOneKernel) {
         EXPECT_EQ(st.library_calls, 0);
         EXPECT_EQ(st.fused_kernels, 1);
       }
+    }
+  }
+}
+
+// The default library (GemmLibrary::kAuto) runs a product followed by an exact Gelu as our kernel,
+// the Gelu in it and no library call; the tanh form and a bare product stay with cuBLASLt.
+TEST_F(TensorCoreGemmGpu, TheDefaultLibraryTakesOurKernelForAnExactGeluOnly) {
+  for (int act : {2, 3, 1}) {
+    for (DType t : {DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " act " + std::to_string(act));
+      const Graph g = mlp_layer(t, 200, 256, 384, act, true);
+      const std::vector<Tensor> inputs = testing::random_inputs(g, {-1, 1}, 5);
+      const Session s(g, SessionOptions{Device::kCuda});
+      testing::expect_matches(s.run(inputs)[0], ref::run_graph(g, inputs)[0], 2);
+      const SessionStats st = s.stats();
+      EXPECT_EQ(st.tensor_core_gemm_steps, act == 2 ? 1 : 0);
+      EXPECT_EQ(st.library_calls, act == 2 ? 0 : 1);
+      EXPECT_EQ(st.fused_kernels, act == 2 ? 1 : 0);
     }
   }
 }

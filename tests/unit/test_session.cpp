@@ -70,15 +70,16 @@ TEST(Session, SkinnyGemmChoicesHaveNamesAndAutoIsTheDefault) {
   for (const char* bad : {"on", "Auto", "", "always "}) EXPECT_FALSE(skinny_gemm_from_name(bad).has_value()) << bad;
 }
 
-TEST(Session, GemmLibrariesHaveNamesAndCublasLtIsTheDefault) {
-  EXPECT_EQ(SessionOptions{}.gemm_library, GemmLibrary::kCublasLt);
-  for (GemmLibrary l :
-       {GemmLibrary::kCublasLt, GemmLibrary::kCudnn, GemmLibrary::kTimed, GemmLibrary::kGenerated})
+TEST(Session, GemmLibrariesHaveNamesAndAutoIsTheDefault) {
+  EXPECT_EQ(SessionOptions{}.gemm_library, GemmLibrary::kAuto);
+  for (GemmLibrary l : {GemmLibrary::kAuto, GemmLibrary::kCublasLt, GemmLibrary::kCudnn,
+                        GemmLibrary::kTimed, GemmLibrary::kGenerated})
     EXPECT_EQ(gemm_library_from_name(gemm_library_name(l)), l);
   EXPECT_EQ(gemm_library_name(GemmLibrary::kTimed), "timed");
+  EXPECT_EQ(gemm_library_name(GemmLibrary::kAuto), "auto");
   EXPECT_EQ(gemm_library_from_name("cudnn"), GemmLibrary::kCudnn);
   EXPECT_EQ(gemm_library_from_name("generated"), GemmLibrary::kGenerated);
-  for (const char* bad : {"auto", "cuBLASLt", "cublas", "", "cudnn "})
+  for (const char* bad : {"Auto", "cuBLASLt", "cublas", "", "cudnn "})
     EXPECT_FALSE(gemm_library_from_name(bad).has_value()) << bad;
 }
 

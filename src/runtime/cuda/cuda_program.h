@@ -72,7 +72,7 @@ struct CudaProgramOptions {
   // Whose attention runs (SessionOptions::attention).
   AttentionPath attention = AttentionPath::kAuto;
   // Which library runs the products (SessionOptions::gemm_library).
-  GemmLibrary gemm_library = GemmLibrary::kCublasLt;
+  GemmLibrary gemm_library = GemmLibrary::kAuto;
   // A kernel may start while the kernel it depends on finishes (programmatic dependent launch,
   // sm_90 and later), hiding most of the gap between dependent kernels; our kernels wait for
   // their inputs inside (gf_grid_dependency_sync). Graph mode: programmatic edges; eager mode:

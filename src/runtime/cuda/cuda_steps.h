@@ -142,7 +142,7 @@ void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats&
                       int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
                       bool round_16bit_intermediates = true,
                       AttentionPath attention = AttentionPath::kAuto,
-                      GemmLibrary gemm_library = GemmLibrary::kCublasLt);
+                      GemmLibrary gemm_library = GemmLibrary::kAuto);
 
 // A kAttention step's operands at their addresses in the program's arena.
 SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& state, const CudaStep& step);

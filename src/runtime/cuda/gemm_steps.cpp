@@ -26,11 +26,14 @@ bool GemmSteps::add_with_epilogue(const fusion::Group& group, std::vector<NodeId
   if (op != Op::kMatMul && op != Op::kGemm) return false;
   std::string why;
   try {
-    // An exact GELU joins the call only through our tensor-core GEMM or cuDNN's fused matmul.
-    if (library_ == GemmLibrary::kGenerated) {
+    // An exact GELU joins the call only through our tensor-core GEMM or cuDNN's fused matmul;
+    // kAuto takes ours for it (and cuBLASLt for the rest).
+    if (library_ == GemmLibrary::kGenerated || library_ == GemmLibrary::kAuto) {
       GemmWithEpilogue exact = plan_gemm_with_epilogue(g_, group, state_.libraries.allow_tf32,
                                                        /*exact_gelu=*/true);
-      if (add_tensor_core_gemm_step(exact.plan, exact.nodes)) {
+      const bool wanted = library_ == GemmLibrary::kGenerated ||
+                          activation_of(exact.plan.spec.epilogue) == GemmActivation::kGeluErf;
+      if (wanted && add_tensor_core_gemm_step(exact.plan, exact.nodes)) {
         done = std::move(exact.nodes);
         return true;
       }
