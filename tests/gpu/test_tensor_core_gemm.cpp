@@ -210,8 +210,8 @@ TEST_F(TensorCoreGemmGpu, MatchesTheDefinitionForEveryTileEpilogueAndDtype) {
 // The Gelu epilogues on every finite 16-bit value: x [1024, 64] times the identity holds them
 // all, so the accumulators are the inputs themselves (checked: the product without epilogue
 // gives them back, but for subnormals, which the tensor cores may flush) and each result must be
-// the exact Gelu of its accumulator rounded once, as the elementwise Gelu's (four values share
-// one reciprocal here). Tiles of one and two consumer warpgroups and ping-pong.
+// the exact Gelu of its accumulator rounded once, as the elementwise Gelu's. Tiles of one and
+// two consumer warpgroups and ping-pong, with a bias (of zeros) and without.
 TEST_F(TensorCoreGemmGpu, GeluEpiloguesAreTheExactValueRoundedOnceOnEveryInput) {
   codegen::NvrtcOptions cache;
   cache.cache_dir =

@@ -259,11 +259,10 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
          "--gemm-library", o->gemm_library,
          "auto: cuBLASLt, but our tensor-core GEMM for a product followed by an exact GELU, fused "
          "into its kernel (sm_90 only); cublaslt: cuBLASLt for the products; cudnn: cuDNN's fused "
-         "matmul wherever it takes one "
-         "(an exact GELU included); timed: cuDNN for an exact GELU, elsewhere the faster of the "
-         "two per shape (cuDNN's plans add about 0.3 s each to every compile); generated: our "
-         "tensor-core GEMM with the epilogue fused wherever it takes the product (sm_90 only), "
-         "cuBLASLt elsewhere (cuda)")
+         "matmul wherever it takes one (an exact GELU included); timed: cuDNN for an exact GELU, "
+         "elsewhere the faster of the two per shape (cuDNN's plans add about 0.3 s each to every "
+         "compile); generated: our tensor-core GEMM with the epilogue fused wherever it takes the "
+         "product (sm_90 only), cuBLASLt elsewhere (cuda)")
       ->capture_default_str();
   sub->add_option(
          "--intermediates", o->intermediates,
