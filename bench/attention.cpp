@@ -14,11 +14,13 @@
 // it populated.
 // bench/attention_vs_torch.py runs PyTorch's SDPA backends on the same shapes and prints both.
 //
-//   bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] [--json FILE]
+//   bench_attention [--iters N] [--quick] [--row-kernel] [--mma-sync] [--row-groups 1,2]
+//                   [--key-tiles 64,128] [--decode-only] [--decode-clusters 8,16] [--json FILE]
 //
 // --row-kernel also times the one-warp-per-row kernel (tensor cores off) where S <= 2048;
-// --row-groups times the tensor-core kernel with each of these 16-row groups per warp (default:
-// the one it chooses).
+// --mma-sync the mma.sync tensor-core kernel where the wgmma kernel (sm_90) took the shape;
+// --row-groups the mma.sync kernel with each of these 16-row groups per warp (default: the one
+// it chooses); --key-tiles the wgmma kernel with each of these keys per K/V tile.
 // Exit status: 0 after the table; 2 where there is no CUDA device (the reason on stderr).
 #include <algorithm>
 #include <cmath>
@@ -130,23 +132,34 @@ std::vector<uint16_t> random_bits(size_t n, DType t, uint32_t seed) {
   return out;
 }
 
+// Which kernel a row times (CudaEmitOptions' attention fields).
+struct Variant {
+  bool tensor_cores = true;
+  bool wgmma = true;
+  int row_groups = 0;  // nonzero: the mma.sync kernel with that many 16-row groups per warp
+  int key_tile = 0;    // the wgmma kernel's keys per tile; 0: its choice
+  int clusters = 0;    // blocks per cluster of the decode kernel; 0: its choice
+};
+
 class Bench {
  public:
   Bench(const CudaDeviceInfo& info, int iters)
       : info_(info), iters_(iters), context_(info.index), compiler_(codegen::nvrtc_options_from_environment()) {}
 
-  Result run(const Shape4& s, bool tensor_cores, int row_groups = 0, int clusters = 0,
-             bool decode = false) {
+  Result run(const Shape4& s, const Variant& variant, bool decode = false) {
     const Graph g = attention_graph(s);
     codegen::CudaEmitOptions options;
     options.sm_count = info_.multiprocessors;
     options.compute_capability = info_.compute_major * 10 + info_.compute_minor;
-    options.tensor_core_attention = tensor_cores;
-    options.attention_row_groups = row_groups;
-    options.split_kv_attention = tensor_cores;  // the decode rows: split across the keys
-    options.decode_cluster_blocks = clusters;
+    options.tensor_core_attention = variant.tensor_cores;
+    options.wgmma_attention = variant.wgmma && variant.row_groups == 0;
+    options.attention_row_groups = variant.row_groups;
+    options.attention_key_tile = variant.key_tile;
+    options.split_kv_attention = variant.tensor_cores;  // the decode rows: split across the keys
+    options.decode_cluster_blocks = variant.clusters;
     const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
-    const codegen::CubinPtr cubin = compiler_.compile(src.source, options.compute_capability);
+    const codegen::CubinPtr cubin =
+        compiler_.compile(src.source, options.compute_capability, codegen::arch_target_of(src));
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);
@@ -169,8 +182,11 @@ class Bench {
     void* params[] = {&table_ptr};
     Result r;
     r.shape = s;
+    const int clusters = variant.clusters, row_groups = variant.row_groups;
     r.kernel = src.source.find("split across the keys") != std::string::npos
                    ? clusters > 0 ? "split/" + std::to_string(clusters) : "split"
+               : src.source.find("wgmma tensor cores") != std::string::npos
+                   ? variant.key_tile > 0 ? "wgmma/" + std::to_string(variant.key_tile) : "wgmma"
                : src.source.find("tensor cores") == std::string::npos ? "row"
                : row_groups > 0 ? "mma/" + std::to_string(row_groups)
                                 : "mma";
@@ -315,8 +331,8 @@ std::vector<Shape4> decode_shapes(bool quick) {
 
 int bench_main(int argc, char** argv) {
   int iters = 20;
-  bool quick = false, row_kernel = false, decode_only = false;
-  std::vector<int> row_groups, decode_clusters;
+  bool quick = false, row_kernel = false, decode_only = false, mma_sync = false;
+  std::vector<int> row_groups, decode_clusters, key_tiles;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -328,8 +344,13 @@ int bench_main(int argc, char** argv) {
       quick = true;
     } else if (a == "--row-kernel") {
       row_kernel = true;
-    } else if ((a == "--row-groups" || a == "--decode-clusters") && i + 1 < argc) {
-      std::vector<int>& list = a == "--row-groups" ? row_groups : decode_clusters;
+    } else if (a == "--mma-sync") {
+      mma_sync = true;
+    } else if ((a == "--row-groups" || a == "--decode-clusters" || a == "--key-tiles") &&
+               i + 1 < argc) {
+      std::vector<int>& list = a == "--row-groups"  ? row_groups
+                               : a == "--key-tiles" ? key_tiles
+                                                    : decode_clusters;
       for (const char* p = argv[++i]; *p;) {
         list.push_back(std::atoi(p));
         while (*p && *p != ',') ++p;
@@ -339,8 +360,9 @@ int bench_main(int argc, char** argv) {
       decode_only = true;
     } else {
       std::fprintf(stderr,
-                   "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--row-groups 1,2] "
-                   "[--decode-only] [--decode-clusters 8,16] [--json FILE]\n");
+                   "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--mma-sync] "
+                   "[--row-groups 1,2] [--key-tiles 64,128] [--decode-only] [--decode-clusters "
+                   "8,16] [--json FILE]\n");
       return 1;
     }
   }
@@ -353,16 +375,20 @@ int bench_main(int argc, char** argv) {
   Bench bench(dev, iters);
   std::vector<Result> results;
   for (const Shape4& s : decode_only ? std::vector<Shape4>{} : prefill_shapes(quick)) {
-    results.push_back(bench.run(s, true));
-    for (int groups : row_groups) results.push_back(bench.run(s, true, groups));
-    if (row_kernel && s.q_len <= 2048) results.push_back(bench.run(s, false));
+    results.push_back(bench.run(s, Variant{}));
+    for (int tile : key_tiles) results.push_back(bench.run(s, Variant{.key_tile = tile}));
+    if (mma_sync) results.push_back(bench.run(s, Variant{.wgmma = false}));
+    for (int groups : row_groups) results.push_back(bench.run(s, Variant{.row_groups = groups}));
+    if (row_kernel && s.q_len <= 2048)
+      results.push_back(bench.run(s, Variant{.tensor_cores = false}));
     if (Result c = bench.run_cudnn(s); !c.kernel.empty()) results.push_back(c);
   }
   std::vector<Result> decode;
   for (const Shape4& s : decode_shapes(quick)) {
-    decode.push_back(bench.run(s, true, 0, 0, true));
-    for (int clusters : decode_clusters) decode.push_back(bench.run(s, true, 0, clusters, true));
-    if (row_kernel) decode.push_back(bench.run(s, false, 0, 0, true));
+    decode.push_back(bench.run(s, Variant{}, true));
+    for (int clusters : decode_clusters)
+      decode.push_back(bench.run(s, Variant{.clusters = clusters}, true));
+    if (row_kernel) decode.push_back(bench.run(s, Variant{.tensor_cores = false}, true));
     if (Result c = bench.run_cudnn(s, true); !c.kernel.empty()) decode.push_back(c);
   }
   const double copy_gbps = bench.copy_gbps();

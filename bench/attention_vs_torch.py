@@ -167,24 +167,31 @@ def main():
         fail("no CUDA device for PyTorch")
 
     ours_path = os.path.join(args.out, "attention.json")
-    cmd = [args.bench, "--iters", str(args.iters), "--json", ours_path] + (["--quick"] if args.quick else []) + \
-        (["--decode-only"] if args.decode_only else [])
+    cmd = [args.bench, "--iters", str(args.iters), "--json", ours_path, "--mma-sync"] + \
+        (["--quick"] if args.quick else []) + (["--decode-only"] if args.decode_only else [])
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         fail(f"{' '.join(cmd)} exited with {run.returncode}: {run.stderr.strip()}")
     ours_json = json.load(open(ours_path))
-    ours = [r for r in ours_json.get("results", []) if r["kernel"] == "mma"]
     key = lambda r: (r["dtype"], r["batch"], r["heads"], r["kv_heads"], r["q_len"], r["kv_len"], r["head_dim"],
                      r["causal"])
+    # Per shape, the default kernel's row comes first (wgmma on sm_90, else mma); with --mma-sync
+    # the mma.sync kernel's row follows where the wgmma kernel took the shape.
+    ours, mma_sync = [], {}
+    for r in ours_json.get("results", []):
+        if r["kernel"] in ("wgmma", "mma") and (not ours or key(ours[-1]) != key(r)):
+            ours.append(r)
+        elif r["kernel"] == "mma" and ours and key(ours[-1]) == key(r):
+            mma_sync[key(r)] = r
     cudnn_path = {key(r): r for r in ours_json.get("results", []) if r["kernel"] == "cudnn"}
     peers = torch_rows(torch, ours, args.iters)
 
     print(f"# graphfuse attention against PyTorch {torch.__version__} SDPA, {torch.cuda.get_device_name()}\n")
     print("TFLOP/s (4·B·H·Sq·Skv·D, halved when causal), median of %d runs; x: ours over the backend.\n" % args.iters)
     if ours:
-        print("| dtype | B | H | S | D | causal | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | x cuDNN | "
-              "ours via cuDNN | x cuDNN |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("| dtype | B | H | S | D | causal | kernel | ours | FA2 (flash) | cuDNN | mem-efficient | x FA2 | "
+              "x cuDNN | ours mma.sync | x FA2 | ours via cuDNN | x cuDNN |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     table = []
     for o, t in zip(ours, peers):
         def fmt(x):
@@ -194,11 +201,13 @@ def main():
             return "-" if not x or not mine else f"{mine['tflops'] / x:.2f}"
 
         c = cudnn_path.get(key(o))
+        m = mma_sync.get(key(o))
         print(f"| {o['dtype']} | {o['batch']} | {o['heads']} | {o['q_len']} | {o['head_dim']} | "
-              f"{'yes' if o['causal'] else 'no'} | {o['tflops']:.1f} | {fmt(t.get('flash'))} | "
+              f"{'yes' if o['causal'] else 'no'} | {o['kernel']} | {o['tflops']:.1f} | {fmt(t.get('flash'))} | "
               f"{fmt(t.get('cudnn'))} | {fmt(t.get('efficient'))} | {ratio(t.get('flash'))} | "
-              f"{ratio(t.get('cudnn'))} | {fmt(c and c['tflops'])} | {ratio(t.get('cudnn'), c)} |")
-        table.append({"ours": o, "ours_cudnn": c, "torch": t})
+              f"{ratio(t.get('cudnn'))} | {fmt(m and m['tflops'])} | {ratio(t.get('flash'), m)} | "
+              f"{fmt(c and c['tflops'])} | {ratio(t.get('cudnn'), c)} |")
+        table.append({"ours": o, "ours_mma_sync": m, "ours_cudnn": c, "torch": t})
     decode = decode_table(torch, [r for r in ours_json.get("decode", []) if r["kernel"] == "split"],
                           ours_json.get("copy_gbps", 0.0), args.iters)
     with open(os.path.join(args.out, "attention_vs_torch.json"), "w") as f:

@@ -163,10 +163,10 @@ inline const std::vector<AnchorCase>& attention_cases() {
   return cases;
 }
 
-// Cases of the tensor-core kernel (f16/bf16, head sizes 16-128, at least 8 query rows): query
-// rows not a multiple of its 64-row blocks, keys not a multiple of its 64-key tiles, every head
-// size, both formats, masks of each kind, causal with more queries than keys, and the
-// smallest query count it takes.
+// Cases of the tensor-core kernels (f16/bf16, head sizes 16-128, at least 8 query rows; the
+// wgmma kernel: head sizes 64 and 128, at least 64): query rows not a multiple of their blocks,
+// keys not a multiple of their tiles, several of each, every head size, both formats, masks of
+// each kind, causal with more queries than keys, and the smallest query count each takes.
 inline std::vector<AnchorCase> make_mma_attention_cases() {
   std::vector<AnchorCase> cases;
   const DType f16 = DType::kF16, bf16 = DType::kBF16;
@@ -221,6 +221,19 @@ inline std::vector<AnchorCase> make_mma_attention_cases() {
       add(rising ? "mma_attention_rising_scores_d64_bf16" : "mma_attention_falling_scores_d64_bf16",
           std::move(in), {}, bf16);
     }
+  }
+  // Several query tiles and key tiles of the wgmma kernel (128 rows, 128 or 64 keys), each
+  // with a remainder: GQA and causal at head size 128, and head size 64 with keys longer than
+  // the queries.
+  add("mma_attention_gqa_causal_many_tiles_d128_bf16", qkv4(1, 4, 2, 300, 300, 128, 128, bf16, 97),
+      {{"is_causal", int64_t{1}}}, bf16);
+  add("mma_attention_many_key_tiles_d64_f16", qkv4(2, 2, 1, 130, 530, 64, 64, f16, 98), {}, f16);
+  {
+    // Head size 128: an additive mask per head, query row and key, a scale and a softcap.
+    std::vector<Tensor> in = qkv4(1, 2, 2, 70, 150, 128, 128, f16, 99);
+    in.push_back(anchor_data({1, 2, 70, 150}, 100, f16, 3.0));
+    add("mma_attention_float_mask_softcap_d128_f16", std::move(in),
+        {{"scale", 0.09f}, {"softcap", 5.0f}}, f16);
   }
   add("mma_attention_eight_queries_one_key_d128_f16", qkv4(3, 2, 2, 8, 1, 128, 128, f16, 91), {}, f16);
   add("mma_attention_no_keys_d64_f16", qkv4(1, 2, 2, 9, 0, 64, 64, f16, 92), {}, f16);

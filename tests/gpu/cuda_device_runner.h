@@ -64,7 +64,8 @@ class CudaTestDevice {
                   const std::vector<bool>& is_output, unsigned char poison,
                   size_t offset_bytes = 0) {
     const CudaDriverApi& cu = cuda_driver();
-    const codegen::CubinPtr cubin = compiler_.compile(src.source, compute_capability_);
+    const codegen::CubinPtr cubin =
+        compiler_.compile(src.source, compute_capability_, codegen::arch_target_of(src));
     const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, src.name);
     const CUfunction fn = module->function(src.name);
     allow_dynamic_shared_memory(fn, src.launch.dynamic_shared_bytes, src.name);

@@ -66,9 +66,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaAnchorKernels,
                            return testing::all_anchor_cases().at(info.param).name;
                          });
 
-// The tensor-core attention kernel: its cases once more with 128-row blocks (as sized for a GPU
-// of one SM), with pointers 2 bytes off 16-byte alignment (plain loads instead of cp.async), and
-// with the kernel switched off (the one-warp-per-row kernel takes the same nodes).
+// The tensor-core attention kernels: their cases once more with 128-row blocks (as sized for a
+// GPU of one SM), with pointers 2 bytes off 16-byte alignment (plain loads instead of cp.async),
+// and with the kernel switched off (the one-warp-per-row kernel takes the same nodes). On sm_90
+// the cases the wgmma kernel takes run on it with both key tiles, and on the mma.sync kernel.
 class CudaMmaAttention : public CudaAnchorKernels {
  protected:
   void SetUp() override {
@@ -101,6 +102,20 @@ TEST_P(CudaMmaAttention, MatchesTheReferenceInBothBlockSizesFromUnalignedBuffers
     codegen::CudaEmitOptions off;
     off.tensor_core_attention = false;
     const Tensor got = run_anchor(*device_, c, 0xff, off);
+    testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+  }
+  if (src.source.find("wgmma tensor cores") != std::string::npos) {
+    {
+      SCOPED_TRACE("wgmma, 64-key tiles");
+      codegen::CudaEmitOptions short_tiles;
+      short_tiles.attention_key_tile = 64;
+      const Tensor got = run_anchor(*device_, c, 0x5a, short_tiles);
+      testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
+    }
+    SCOPED_TRACE("mma.sync kernel");
+    codegen::CudaEmitOptions mma_sync;
+    mma_sync.wgmma_attention = false;
+    const Tensor got = run_anchor(*device_, c, 0xff, mma_sync);
     testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
   }
 }

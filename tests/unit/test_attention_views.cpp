@@ -43,6 +43,7 @@ Graph export_at(const std::string& file,
 struct Steps {
   int attention = 0, in_place = 0, in_place_outputs = 0, views = 0;
   std::vector<std::string> attention_sources;
+  std::vector<codegen::ArchTarget> attention_targets;
 };
 
 Steps build(const Graph& g) {
@@ -63,6 +64,7 @@ Steps build(const Graph& g) {
     s.in_place += step.label.find("operands' views in place") != std::string::npos;
     s.in_place_outputs += step.label.find("transposed view in place") != std::string::npos;
     s.attention_sources.push_back(step.kernel.source);
+    s.attention_targets.push_back(codegen::arch_target_of(step.kernel));
   }
   return s;
 }
@@ -128,6 +130,7 @@ TEST(AttentionViews, OperandsAndOutputsAreInPlaceAndTheKernelsCompile) {
                     ("gf_test_attention_views_" + std::to_string(getpid()));
   codegen::NvrtcCompiler compiler(cache);
   std::vector<std::string> sources;
+  std::vector<codegen::ArchTarget> targets;
   // One token (the row kernel) and 16 (the tensor-core kernel), GPT-2 and BERT.
   // Every product here is a skinny GEMM kernel (no device is needed to plan it); cuBLASLt
   // products (the GPU model tests) take the same views.
@@ -149,8 +152,9 @@ TEST(AttentionViews, OperandsAndOutputsAreInPlaceAndTheKernelsCompile) {
     EXPECT_EQ(s.in_place, s.attention);
     EXPECT_EQ(s.views, 0);  // no view kernel is left around any attention
     sources.insert(sources.end(), s.attention_sources.begin(), s.attention_sources.end());
+    targets.insert(targets.end(), s.attention_targets.begin(), s.attention_targets.end());
   }
-  EXPECT_NO_THROW(compiler.compile_all(sources, 90));
+  EXPECT_NO_THROW(compiler.compile_all(sources, 90, targets));
   std::filesystem::remove_all(cache.cache_dir);
 }
 

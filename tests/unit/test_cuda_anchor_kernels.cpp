@@ -63,17 +63,22 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
     EXPECT_TRUE(cluster == 1 || cluster == 2 || cluster == 4 || cluster == 8) << cluster;
     const std::string clusters =
         cluster > 1 ? "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) " : "";
-    EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" +
-                              std::to_string(src.launch.block) + ") " + clusters + kernel_name(c) +
-                              "(void* const* buffers)"),
+    // The wgmma attention kernel also asks for two resident blocks per SM where they fit.
+    const bool wgmma = src.source.find("wgmma tensor cores") != std::string::npos;
+    const std::string bounds =
+        std::to_string(src.launch.block) +
+        (wgmma && src.source.find(", 2) ") != std::string::npos ? ", 2" : "");
+    EXPECT_NE(src.source.find("extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " +
+                              clusters + kernel_name(c) + "(void* const* buffers)"),
               std::string::npos);
     EXPECT_EQ(src.source.find("#include"), std::string::npos);
     EXPECT_GE(src.launch.block, 32u);
     EXPECT_LE(src.launch.block, 1024u);
     EXPECT_EQ(src.launch.block % 32, 0u);
-    // Static shared memory (<= 48 KiB), except the tensor-core attention kernel's Q, K and V
-    // tiles (dynamic, at most 64 KiB) and the decode kernel's rings of K/V stages (dynamic, at
-    // most 128 KiB: one block per SM on sm_90).
+    // Static shared memory (<= 48 KiB), except the tensor-core attention kernels' Q, K and V
+    // tiles (dynamic: at most 64 KiB for mma.sync, the 227 KiB a Hopper block may take for
+    // wgmma) and the decode kernel's rings of K/V stages (dynamic, at most 128 KiB: one block
+    // per SM on sm_90).
     if (decode) {
       EXPECT_GT(src.launch.dynamic_shared_bytes, 0u);
       EXPECT_LE(src.launch.dynamic_shared_bytes, 128u * 1024);
@@ -81,7 +86,7 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
       EXPECT_EQ(src.launch.dynamic_shared_bytes, 0u);
     } else {
       EXPECT_GT(src.launch.dynamic_shared_bytes, 0u);
-      EXPECT_LE(src.launch.dynamic_shared_bytes, 64u * 1024);
+      EXPECT_LE(src.launch.dynamic_shared_bytes, wgmma ? 227u * 1024 : 64u * 1024);
     }
     if (output_numel(c) == 0) {
       EXPECT_EQ(src.launch.grid, 0u);
@@ -97,14 +102,18 @@ TEST(CudaAnchorKernels, EveryCaseEmitsTheDocumentedEntryPointAndASaneLaunch) {
 TEST(CudaAnchorKernels, EveryCaseCompilesWithNvrtcForSm90) {
   const std::vector<AnchorCase> cases = testing::all_anchor_cases();
   std::vector<std::string> sources;
+  std::vector<codegen::ArchTarget> targets;
   for (const AnchorCase& c : cases) {
-    sources.push_back(emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel()).source);
+    const codegen::CudaKernelSource src =
+        emit_anchor_kernel(c.node(), c.graph, kernel_name(c), every_kernel());
+    sources.push_back(src.source);
+    targets.push_back(codegen::arch_target_of(src));
   }
   codegen::NvrtcOptions o;
   o.cache_dir = fs::temp_directory_path() / ("gf_test_cuda_anchor_" + std::to_string(getpid()));
   o.use_disk_cache = false;
   codegen::NvrtcCompiler compiler(o);
-  const auto cubins = compiler.compile_all(sources, 90);
+  const auto cubins = compiler.compile_all(sources, 90, targets);
   for (size_t i = 0; i < cubins.size(); ++i) {
     EXPECT_FALSE(cubins[i]->empty()) << cases[i].name;
   }
@@ -222,13 +231,30 @@ TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {
 }
 
 TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
+  // "wgmma" on sm_90 (the default options) where that kernel takes the node, "mma" for the
+  // mma.sync kernel.
   const auto emitted_kind = [](const AnchorCase& c, codegen::CudaEmitOptions o = {}) {
     const std::string src = emit_anchor_kernel(c.node(), c.graph, "k", o).source;
+    if (src.find("wgmma tensor cores") != std::string::npos) return "wgmma";
     return src.find("tensor cores") != std::string::npos ? "mma" : "row";
+  };
+  // The wgmma kernel: head sizes 64 and 128 with at least 64 query rows, on sm_90 only.
+  const auto wgmma_takes = [](const AnchorCase& c) {
+    const codegen::AttentionNode a = codegen::read_attention_node(c.node(), c.graph);
+    return (a.head_dim == 64 || a.head_dim == 128) && a.q_len >= 64;
   };
   for (const AnchorCase& c : testing::mma_attention_cases()) {
     SCOPED_TRACE(c.name);
-    EXPECT_STREQ(emitted_kind(c), "mma");
+    EXPECT_STREQ(emitted_kind(c), wgmma_takes(c) ? "wgmma" : "mma");
+    codegen::CudaEmitOptions mma_sync;
+    mma_sync.wgmma_attention = false;
+    EXPECT_STREQ(emitted_kind(c, mma_sync), "mma");
+    codegen::CudaEmitOptions ampere;
+    ampere.compute_capability = 80;
+    EXPECT_STREQ(emitted_kind(c, ampere), "mma");
+    codegen::CudaEmitOptions blackwell;  // sm_90a instructions: sm_90 only
+    blackwell.compute_capability = 100;
+    EXPECT_STREQ(emitted_kind(c, blackwell), "mma");
     codegen::CudaEmitOptions off;
     off.tensor_core_attention = false;
     EXPECT_STREQ(emitted_kind(c, off), "row");
@@ -253,14 +279,40 @@ TEST(CudaAnchorKernels, AttentionTakesTheTensorCoreKernelWhereItFits) {
   const AnchorCase c = attention(testing::qkv4(3, 5, 1, 130, 64, 64, 64, f16, 1), f16);
   codegen::CudaEmitOptions few_sms;
   few_sms.sm_count = 20;
+  few_sms.wgmma_attention = false;
   codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", few_sms);
   EXPECT_EQ(src.launch.block, 128u);
   EXPECT_EQ(src.launch.grid, 3u * 5u * 2u);
   EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (128 + 128));
-  src =
-      emit_anchor_kernel(c.node(), c.graph, "k");  // 132 SMs: 30 blocks of 128 rows would idle most
+  codegen::CudaEmitOptions mma_sync;  // 132 SMs: 30 blocks of 128 rows would idle most
+  mma_sync.wgmma_attention = false;
+  src = emit_anchor_kernel(c.node(), c.graph, "k", mma_sync);
   EXPECT_EQ(src.launch.grid, 3u * 5u * 3u);
   EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (64 + 128));
+  EXPECT_FALSE(src.arch_specific);
+  // The wgmma kernel: two warpgroups per 128 query rows; Q, two K and two V tiles of 128 keys
+  // (or 64), and 1024 bytes to align them; compiled for sm_90a.
+  src = emit_anchor_kernel(c.node(), c.graph, "k");
+  EXPECT_EQ(src.launch.block, 256u);
+  EXPECT_EQ(src.launch.grid, 3u * 5u * 2u);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (128 + 4 * 128) + 1024);
+  EXPECT_TRUE(src.arch_specific);
+  codegen::CudaEmitOptions short_tiles;
+  short_tiles.attention_key_tile = 64;
+  src = emit_anchor_kernel(c.node(), c.graph, "k", short_tiles);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 64 * (128 + 4 * 64) + 1024);
+  // Head size 128 takes 64-key tiles unless told otherwise: two blocks per SM fit then.
+  const AnchorCase wide = attention(testing::qkv4(1, 2, 2, 256, 256, 128, 128, f16, 1), f16);
+  src = emit_anchor_kernel(wide.node(), wide.graph, "k");
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 128 * (128 + 4 * 64) + 1024);
+  EXPECT_NE(src.source.find("__launch_bounds__(256, 2) k("), std::string::npos);
+  codegen::CudaEmitOptions long_tiles;
+  long_tiles.attention_key_tile = 128;
+  src = emit_anchor_kernel(wide.node(), wide.graph, "k", long_tiles);
+  EXPECT_EQ(src.launch.dynamic_shared_bytes, 2u * 128 * (128 + 4 * 128) + 1024);
+  EXPECT_NE(src.source.find("__launch_bounds__(256) k("), std::string::npos);
+  // Fewer than 64 query rows: the mma.sync kernel.
+  EXPECT_STREQ(emitted_kind(attention(testing::qkv4(1, 2, 2, 63, 64, 64, 64, f16, 1), f16)), "mma");
 }
 
 TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {

@@ -188,6 +188,8 @@ CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const s
 CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name,
                                            const CudaEmitOptions& options) {
+  if (wgmma_attention_fits(a, options))
+    return emit_wgmma_attention_kernel(node, g, a, name, options);
   if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);
   if (decode_attention_fits(a, options))
     return emit_decode_attention_kernel(node, g, a, name, options);

@@ -1,6 +1,7 @@
 // The Attention node as the CUDA attention kernels read it (anchor_attention.cpp: one warp per
 // query row, any head size and dtype; anchor_attention_mma.cpp: tensor cores, f16/bf16 with
-// head sizes 16-128; anchor_attention_decode.cpp: a few query rows against many keys, split
+// head sizes 16-128; anchor_attention_wgmma.cpp: the same on sm_90's warpgroup MMAs, head sizes
+// 64 and 128; anchor_attention_decode.cpp: a few query rows against many keys, split
 // across the keys): its dims, layout and attributes, and the constants they share.
 #pragma once
 
@@ -45,8 +46,8 @@ AttentionNode read_attention_node(const Node& node, const Graph& g);
 void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
 
 // The kernel for the node as `a` describes it (read_attention_node's result, its strides and
-// offsets possibly replaced to read and write views of other buffers): the tensor-core, decode
-// or row kernel, whichever fits first.
+// offsets possibly replaced to read and write views of other buffers): the wgmma, tensor-core,
+// decode or row kernel, whichever fits first.
 CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name, const CudaEmitOptions& options);
 
@@ -59,6 +60,19 @@ bool mma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
 // 64 KiB: the executor opts in above 48 KiB).
 CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name, const CudaEmitOptions& options);
+
+// Whether the wgmma kernel takes the node: f16/bf16, one head size of 64 or 128, at least
+// kWgmmaAttentionMinQueries query rows, sm_90 exactly (its instructions are sm_90a's), and
+// options.wgmma_attention. It comes before the mma.sync kernel where both fit.
+constexpr int64_t kWgmmaAttentionMinQueries = 64;
+bool wgmma_attention_fits(const AttentionNode& a, const CudaEmitOptions& options);
+
+// Blocks of 128 query rows (one per SM at head size 128, two at 64); needs
+// launch.dynamic_shared_bytes of shared memory (up to 161 KiB) and an sm_90a compile
+// (CudaKernelSource::arch_specific).
+CudaKernelSource emit_wgmma_attention_kernel(const Node& node, const Graph& g,
+                                             const AttentionNode& a, const std::string& name,
+                                             const CudaEmitOptions& options);
 
 // Whether a split-KV decode kernel takes the node: at most kDecodeAttentionMaxQueries query
 // rows, at least kDecodeAttentionMinKeys keys, not is_causal, one head size of 8 times a power

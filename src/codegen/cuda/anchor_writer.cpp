@@ -105,8 +105,10 @@ CudaKernelSource AnchorWriter::finish(std::string_view body, std::string_view fu
       << embedded::anchor_common_cuh << "\n// Node constants.\n"
       << constants_.str() << "\n"
       << body << "\n"
-      << "extern \"C\" __global__ void __launch_bounds__(" << launch.block << ") "
-      << (cluster_blocks_ > 1 ? "__cluster_dims__(" + std::to_string(cluster_blocks_) + ", 1, 1) " : "")
+      << "extern \"C\" __global__ void __launch_bounds__(" << launch.block
+      << (min_blocks_per_sm_ > 1 ? ", " + std::to_string(min_blocks_per_sm_) : "") << ") "
+      << (cluster_blocks_ > 1 ? "__cluster_dims__(" + std::to_string(cluster_blocks_) + ", 1, 1) "
+                              : "")
       << name_ << "(void* const* buffers) {\n  gf_grid_dependency_sync();\n  " << function
       << "(buffers);\n}\n";
   src.source = out.str();

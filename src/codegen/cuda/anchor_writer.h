@@ -46,6 +46,9 @@ class AnchorWriter {
   // The entry point runs in thread-block clusters of `blocks` blocks (__cluster_dims__, sm_90);
   // the grid must be a multiple of it.
   void cluster_blocks(int blocks) { cluster_blocks_ = blocks; }
+  // Blocks that must fit on one SM at once (__launch_bounds__' second argument, which caps the
+  // registers per thread to make room for them).
+  void min_blocks_per_sm(int blocks) { min_blocks_per_sm_ = blocks; }
 
   // `body` is the embedded .cuh; `function` the device function in it that the entry point
   // calls with `buffers`.
@@ -55,6 +58,7 @@ class AnchorWriter {
   std::string name_;
   std::ostringstream header_, constants_;
   int cluster_blocks_ = 1;
+  int min_blocks_per_sm_ = 1;
 };
 
 }  // namespace gf::codegen::anchor

@@ -83,6 +83,11 @@ struct CudaEmitOptions {
   bool tensor_core_attention = true;
   // 16-row groups per warp of that kernel (1 or 2); 0: chosen from the shapes and sm_count.
   int attention_row_groups = 0;
+  // On sm_90, attention on warpgroup MMAs where the node fits (anchor_attention.h); off, such
+  // nodes take the tensor-core kernel above.
+  bool wgmma_attention = true;
+  // Keys per K/V tile of the wgmma kernel: 64 or 128; 0: 128 for head size 64, 64 for 128.
+  int attention_key_tile = 0;
   // Decode-shaped attention (few queries, many keys) split across the keys in thread-block
   // clusters where the node fits (anchor_attention.h); off, such nodes take the one-warp-per-row
   // kernel (two orders of magnitude slower on a long cache).

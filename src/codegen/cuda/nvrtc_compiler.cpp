@@ -18,6 +18,7 @@
 #include "codegen/common/hash.h"
 #include "codegen/common/parallel_compile.h"
 #include "codegen/cpu/jit_compiler.h"
+#include "codegen/cuda/cuda_emitter.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
@@ -98,6 +99,10 @@ std::string nvrtc_version() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+ArchTarget arch_target_of(const CudaKernelSource& source) {
+  return source.arch_specific ? ArchTarget::kSpecific : ArchTarget::kPortable;
 }
 
 std::string sm_arch_name(int compute_capability, ArchTarget target) {

@@ -38,6 +38,10 @@ std::string nvrtc_version();
 // that architecture only. A source that uses them says so (CudaKernelSource::arch_specific).
 enum class ArchTarget { kPortable, kSpecific };
 
+struct CudaKernelSource;
+// The target an emitted source asks for (CudaKernelSource::arch_specific).
+ArchTarget arch_target_of(const CudaKernelSource& source);
+
 // A compute capability as NVRTC names it: 90 -> "sm_90", or "sm_90a" for kSpecific.
 std::string sm_arch_name(int compute_capability, ArchTarget target = ArchTarget::kPortable);
 

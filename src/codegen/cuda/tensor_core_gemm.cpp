@@ -9,6 +9,8 @@
 #include "codegen/cuda/cuda_target.h"
 #include "codegen/cuda/kernels/mma_fragments_cuh.h"
 #include "codegen/cuda/kernels/tensor_core_gemm_cuh.h"
+#include "codegen/cuda/kernels/wgmma_common_cuh.h"
+#include "codegen/cuda/wgmma_call.h"
 #include "graphfuse/error.h"
 
 namespace gf::codegen {
@@ -100,24 +102,6 @@ const char* activation_name(TensorCoreGemmActivation a) {
       return " +gelu(tanh)";
   }
   return "";
-}
-
-// gf_wgmma(): one m64 x cols x k16 product of the descriptors' tiles into the cols / 2
-// accumulators of each thread, or over them when accumulate is 0.
-std::string wgmma_function(const TensorCoreGemmSpec& s, int cols) {
-  const int regs = cols / 2;
-  const char* type = s.dtype == DType::kBF16 ? "bf16" : "f16";
-  std::ostringstream f;
-  f << "static __device__ __forceinline__ void gf_wgmma(float* d, uint64_t a, uint64_t b, int "
-       "accumulate) {\n"
-    << "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %" << regs + 2 << ", 0;\\n\"\n"
-    << "      \"wgmma.mma_async.sync.aligned.m64n" << cols << "k16.f32." << type << "." << type
-    << " {";
-  for (int i = 0; i < regs; ++i) f << (i ? ", " : "") << "%" << i;
-  f << "}, %" << regs << ", %" << regs + 1 << ", p, 1, 1, 0, 0;\\n}\\n\"\n      : ";
-  for (int i = 0; i < regs; ++i) f << (i ? ", " : "") << "\"+f\"(d[" << i << "])";
-  f << "\n      : \"l\"(a), \"l\"(b), \"r\"(accumulate));\n}\n";
-  return f.str();
 }
 
 }  // namespace
@@ -223,7 +207,9 @@ CudaKernelSource emit_tensor_core_gemm_kernel(const TensorCoreGemmSpec& spec,
       << "constexpr int kMapBytes = " << kTensorCoreGemmMapBytes << ", kSlotBytes = " << kSlotBytes
       << ";\n"
       << embedded::mma_fragments_cuh << "\n"
-      << wgmma_function(spec, t.cols) << embedded::tensor_core_gemm_cuh;
+      << embedded::wgmma_common_cuh << "\n"
+      << wgmma_shared_operands_function("gf_wgmma", spec.dtype, t.cols)
+      << embedded::tensor_core_gemm_cuh;
   CudaKernelSource out;
   out.name = name;
   out.source = src.str();

@@ -85,7 +85,8 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   check_cu(cu.cuMemcpyHtoD(table_buffer.ptr(), table.data(), table_buffer.bytes()),
            "cuMemcpyHtoD (timing attention)");
   const codegen::CubinPtr cubin =
-      process_nvrtc().compile(generated.kernel.source, CudaContext::get().compute_capability());
+      process_nvrtc().compile(generated.kernel.source, CudaContext::get().compute_capability(),
+                              codegen::arch_target_of(generated.kernel));
   const std::unique_ptr<CudaModule> module = CudaModule::load(*cubin, generated.kernel.name);
   const CUfunction fn = module->function(generated.kernel.name);
   const codegen::LaunchConfig& l = generated.kernel.launch;

@@ -31,8 +31,7 @@ std::string load_kernels(const Graph& g, CudaProgramState& state, const CudaCont
   for (const CudaStep& s : state.steps) {
     if (s.kind != CudaStep::Kind::kKernel) continue;
     sources.push_back(s.kernel.source);
-    targets.push_back(s.kernel.arch_specific ? codegen::ArchTarget::kSpecific
-                                             : codegen::ArchTarget::kPortable);
+    targets.push_back(codegen::arch_target_of(s.kernel));
   }
   sources.push_back(ProgramBindings::source_for(g));
   targets.push_back(codegen::ArchTarget::kPortable);

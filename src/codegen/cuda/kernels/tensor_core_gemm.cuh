@@ -1,10 +1,10 @@
 // The sm_90 tensor-core GEMM: C[m, n] = act(A[m, k] W[n, k]^T + bias[n]), f16/bf16 with f32
-// accumulation, after the prelude and mma_fragments.cuh. The emitter (codegen/cuda/
-// tensor_core_gemm.cpp) writes ahead of it GF_NAME, gf_elem, kBf16, the shape (kM, kN, kK), the
-// tile (kConsumers warpgroups of 64 rows, kTileN columns, kStages, kPingPong), the epilogue
-// (kHasBias, kActivation), kRowsAligned (n a multiple of 8: rows of C are 16-byte aligned), the
-// buffer indices (kBufA, kBufW, kBufBias, kBufC, kBufMaps) and gf_wgmma(), one m64 x kTileN x k16
-// product.
+// accumulation, after the prelude, mma_fragments.cuh and wgmma_common.cuh. The emitter
+// (codegen/cuda/tensor_core_gemm.cpp) writes ahead of it GF_NAME, gf_elem, kBf16, the shape (kM,
+// kN, kK), the tile (kConsumers warpgroups of 64 rows, kTileN columns, kStages, kPingPong), the
+// epilogue (kHasBias, kActivation), kRowsAligned (n a multiple of 8: rows of C are 16-byte
+// aligned), the buffer indices (kBufA, kBufW, kBufBias, kBufC, kBufMaps) and gf_wgmma(), one m64
+// x kTileN x k16 product.
 //
 // One block per SM walks the output tiles (persistent). One thread of warpgroup 0 loads: each
 // stage's A and W tiles (64 k-elements per row, 128 bytes) arrive by TMA in the 128-byte
@@ -64,17 +64,6 @@ static __device__ __forceinline__ void gf_tma_load(uint32_t dst, const void* map
       "l"(map), "r"(k0), "r"(row0), "r"(bar)
       : "memory");
 }
-// Piece c (16 bytes) of row r of a 128-byte-row tile, swizzled as wgmma's 128-byte mode reads
-// it (the tile starts 1024-byte aligned).
-static __device__ __forceinline__ uint32_t gf_swizzled(int r, int c) {
-  return (uint32_t)(r * 128 + ((c ^ (r & 7)) << 4));
-}
-// A shared-memory matrix descriptor: K-major, 128-byte swizzle, 8-row groups 1024 bytes apart.
-static __device__ __forceinline__ uint64_t gf_smem_desc(uint32_t addr) {
-  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) | ((uint64_t)(1024 >> 4) << 32) |
-         ((uint64_t)1 << 62);
-}
-
 // Run by the loader's first warp: makes this block's slot hold maps of A and W at their current
 // addresses, and orders the slot before the TMA reads through it.
 static __device__ __forceinline__ void gf_bind_maps(unsigned char* maps, const void* a,
