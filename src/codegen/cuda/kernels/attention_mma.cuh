@@ -18,10 +18,11 @@
 // the exponent's FMA; and a tile that raises none of a warp's row maxima (most tiles, once the
 // maxima settle) skips rescaling the output accumulators.
 //
-// Needs from the emitter: attention_common.cuh and mma_fragments.cuh before it, gf_elem (16-bit storage), gf_load,
-// gf_mask_elem, and the constants kWarps, kMTiles, kBf16 (the MMA input format), kB, kHq, kGroup, kSq,
-// kSkv, kD, kQ/kK/kV/kY strides (batch, head, position; multiples of 8 elements; the head_dim
-// stride is 1), kScale, kSoftcap, kCausal and the mask constants of attention_common.cuh.
+// Needs from the emitter: attention_common.cuh, attention_flash_tile.cuh and mma_fragments.cuh
+// before it, gf_elem (16-bit storage), gf_load, gf_mask_elem, and the constants kWarps, kMTiles,
+// kBf16 (the MMA input format), kB, kHq, kGroup, kSq, kSkv, kD, kQ/kK/kV/kY strides (batch, head,
+// position; multiples of 8 elements; the head_dim stride is 1), kScale, kSoftcap, kCausal and the
+// mask constants of attention_common.cuh.
 //
 // Against the reference: the scores are exact products of the 16-bit inputs summed in f32 (in
 // another order), then scaled; the weights are rounded to the input format before the weighted
@@ -41,8 +42,6 @@ constexpr int kSwizzleShift = kChunks >= 8 ? 0 : kChunks == 4 ? 1 : 2;
 constexpr int kKSteps = kHd / 16;      // k16 steps of Q x K^T
 constexpr int kSTiles = kBlockN / 8;   // n8 tiles of a warp's scores
 constexpr int kOTiles = kHd / 8;       // n8 tiles of a warp's output
-constexpr int64_t kMmaQTiles = kSq > 0 ? (kSq + kBlockM - 1) / kBlockM : 1;
-constexpr int64_t kMmaHqDivisor = kHq > 0 ? kHq : 1;
 constexpr float kMmaSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kScaleLog2 = kScale * kLog2e;
@@ -116,29 +115,14 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // the fragment row (and row + 8) and column pair
-  // Block order: the tiles of one head next to each other (they share its K and V in L2); under
-  // is_causal the tile is the slowest index instead, last tiles first: the blocks that see the
-  // most keys start first, and the grid ends with short ones.
-  const int64_t block = blockIdx.x;
-  const int64_t heads = kB * kHq > 0 ? kB * kHq : 1;  // nonzero: not launched without heads
-  const int64_t tile = kCausal ? kMmaQTiles - 1 - block / heads : block % kMmaQTiles;
-  const int64_t head = kCausal ? block % heads : block / kMmaQTiles;
-  const int64_t h = head % kMmaHqDivisor;
-  const int64_t b = head / kMmaHqDivisor;
-  const int64_t kv_h = h / kGroup;
-  const int64_t first_row = tile * kBlockM;
-  const int q_rows = (int)(kSq - first_row < kBlockM ? kSq - first_row : kBlockM);
-  const int64_t kv_end = kCausal ? (first_row + q_rows < kSkv ? first_row + q_rows : kSkv) : kSkv;
-
+  const GfFlashTile f = gf_flash_tile<kBlockM>(blockIdx.x);
+  const int64_t b = f.b, h = f.h, first_row = f.first_row, kv_end = f.kv_end;
+  const int q_rows = f.q_rows;
   const gf_elem* q_tile = q + b * kQStrideB + h * kQStrideH + first_row * kQStrideS;
-  const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
-  const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
+  const gf_elem* k_head = k + b * kKStrideB + f.kv_h * kKStrideH;
+  const gf_elem* v_head = v + b * kVStrideB + f.kv_h * kVStrideH;
   gf_elem* y_head = y + b * kYStrideB + h * kYStrideH;
-  // 16-byte pieces: the pointers and every row's start (strides in whole 8-element pieces).
-  constexpr bool kStridesAligned = ((kQStrideB | kQStrideH | kQStrideS | kKStrideB | kKStrideH | kKStrideS |
-                                     kVStrideB | kVStrideH | kVStrideS | kYStrideB | kYStrideH | kYStrideS) %
-                                    8) == 0;
-  const bool aligned = kStridesAligned && (((uint64_t)q | (uint64_t)k | (uint64_t)v | (uint64_t)y) & 15) == 0;
+  const bool aligned = gf_flash_aligned(q, k, v, y);
 
   gf_load_tile<kBlockM>(gf_sq, q_tile, kQStrideS, q_rows, aligned);
   if (kv_end > 0) {

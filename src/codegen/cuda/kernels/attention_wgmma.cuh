@@ -19,11 +19,11 @@
 // warpgroup holds rows 16w..16w+15), so the masks and the online softmax are those of
 // attention_mma.cuh with one 16-row group per warp.
 //
-// Needs from the emitter: attention_common.cuh, mma_fragments.cuh and wgmma_common.cuh before
-// it, gf_elem (16-bit storage), gf_load, gf_mask_elem, the constants kBf16 (the MMA input
-// format), kBlockKeys (64 or 128), kB, kHq, kGroup, kSq, kSkv, kD, kQ/kK/kV/kY strides (batch,
-// head, position; the head_dim stride is 1), kScale, kSoftcap, kCausal and the mask constants
-// of attention_common.cuh, and gf_wgmma_scores (m64 x kBlockKeys x k16, both operands
+// Needs from the emitter: attention_common.cuh, attention_flash_tile.cuh, mma_fragments.cuh and
+// wgmma_common.cuh before it, gf_elem (16-bit storage), gf_load, gf_mask_elem, the constants kBf16
+// (the MMA input format), kBlockKeys (64 or 128), kB, kHq, kGroup, kSq, kSkv, kD, kQ/kK/kV/kY
+// strides (batch, head, position; the head_dim stride is 1), kScale, kSoftcap, kCausal and the mask
+// constants of attention_common.cuh, and gf_wgmma_scores (m64 x kBlockKeys x k16, both operands
 // K-major descriptors) and gf_wgmma_values (m64 x kD x k16, A in registers, B MN-major).
 // Pointers or strides that are not 16-byte aligned take plain loads instead of cp.async.
 // Shared memory is dynamic: kWgSharedBytes, set by the emitter as the launch's.
@@ -39,8 +39,6 @@ constexpr uint32_t kWgQBytes = kWgBlockM * kWgHd * 2;
 constexpr uint32_t kWgKvBytes = kBlockKeys * kWgHd * 2;  // one K or V tile
 // Q, two K and two V tiles, and room to align them to 1024 bytes (the swizzle's period).
 constexpr int kWgSharedBytes = (int)(kWgQBytes + 4 * kWgKvBytes) + 1024;
-constexpr int64_t kWgQTiles = kSq > 0 ? (kSq + kWgBlockM - 1) / kWgBlockM : 1;
-constexpr int64_t kWgHqDivisor = kHq > 0 ? kHq : 1;
 constexpr float kWgSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
 constexpr float kWgLog2e = 1.4426950408889634f;
 constexpr float kWgScaleLog2 = kScale * kWgLog2e;
@@ -100,29 +98,14 @@ static __device__ __forceinline__ void gf_attention_wgmma(void* const* buffers) 
 
   const int tid = (int)threadIdx.x, wg = tid >> 7, warp = (tid >> 5) & 3, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;  // the fragment row (and row + 8) and column pair
-  // Block order as attention_mma.cuh: a head's tiles next to each other; under is_causal the
-  // tile is the slowest index, last tiles first.
-  const int64_t block = blockIdx.x;
-  const int64_t heads = kB * kHq > 0 ? kB * kHq : 1;
-  const int64_t tile = kCausal ? kWgQTiles - 1 - block / heads : block % kWgQTiles;
-  const int64_t head = kCausal ? block % heads : block / kWgQTiles;
-  const int64_t h = head % kWgHqDivisor;
-  const int64_t b = head / kWgHqDivisor;
-  const int64_t kv_h = h / kGroup;
-  const int64_t first_row = tile * kWgBlockM;
-  const int q_rows = (int)(kSq - first_row < kWgBlockM ? kSq - first_row : kWgBlockM);
-  const int64_t kv_end = kCausal ? (first_row + q_rows < kSkv ? first_row + q_rows : kSkv) : kSkv;
-
+  const GfFlashTile f = gf_flash_tile<kWgBlockM>(blockIdx.x);
+  const int64_t b = f.b, h = f.h, first_row = f.first_row, kv_end = f.kv_end;
+  const int q_rows = f.q_rows;
   const gf_elem* q_tile = q + b * kQStrideB + h * kQStrideH + first_row * kQStrideS;
-  const gf_elem* k_head = k + b * kKStrideB + kv_h * kKStrideH;
-  const gf_elem* v_head = v + b * kVStrideB + kv_h * kVStrideH;
+  const gf_elem* k_head = k + b * kKStrideB + f.kv_h * kKStrideH;
+  const gf_elem* v_head = v + b * kVStrideB + f.kv_h * kVStrideH;
   gf_elem* y_head = y + b * kYStrideB + h * kYStrideH;
-  constexpr bool kStridesAligned =
-      ((kQStrideB | kQStrideH | kQStrideS | kKStrideB | kKStrideH | kKStrideS | kVStrideB |
-        kVStrideH | kVStrideS | kYStrideB | kYStrideH | kYStrideS) %
-       8) == 0;
-  const bool aligned =
-      kStridesAligned && (((uint64_t)q | (uint64_t)k | (uint64_t)v | (uint64_t)y) & 15) == 0;
+  const bool aligned = gf_flash_aligned(q, k, v, y);
 
   const int n_tiles = (int)((kv_end + kBlockKeys - 1) / kBlockKeys);
   // Tile nt's keys: those before kv_end (valid >= 1 for every tile loaded).
