@@ -7,7 +7,9 @@
 // bandwidth of reading K and V once and its share of a device-to-device copy measured in the
 // same run; they are also timed queued (launches back to back between two events, so the host's
 // launch cost and the event's own latency are hidden), each launch on another copy of Q, K, V
-// and Y, the copies together larger than L2, so that no launch finds its cache in L2.
+// and Y, the copies together larger than L2, so that no launch finds its cache in L2, and set
+// beside a kernel that only reads the same K and V bytes, timed the same way ("read us",
+// "%read": its time over ours), the floor any decode kernel of that size meets.
 // Each shape also runs through cuDNN's fused attention (runtime/cuda/cudnn_sdpa.h, kernel
 // "cudnn", where this build has cuDNN and cuDNN takes the shape): cudnnBackendExecute timed the
 // same way, and, where the engine supports cuDNN's native CUDA graph API, one launch of the graph
@@ -64,6 +66,7 @@ struct Result {
   double kv_gbps = 0;  // K and V bytes over the time
   double queued_us = 0;  // decode: per launch, queued back to back over copies (see above)
   double queued_kv_gbps = 0;
+  double read_us = 0;  // decode: Bench::read_kv_us of the shape, the same for every kernel
 };
 
 // Decode rows are timed queued over enough copies of their buffers to exceed this: more than
@@ -140,6 +143,29 @@ struct Variant {
   int key_tile = 0;    // the wgmma kernel's keys per tile; 0: its choice
   int clusters = 0;    // blocks per cluster of the decode kernel; 0: its choice
 };
+
+// Reads `pieces` 16-byte pieces of k and of v; the xor of what it read decides a store that
+// never happens in practice, so that no load can be dropped.
+constexpr const char* kReadKvSource = R"(
+extern "C" __global__ void __launch_bounds__(256)
+gf_bench_read_kv(const uint4* k, const uint4* v, long long pieces, unsigned* sink) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + 3 * stride < pieces; i += 4 * stride) {
+    uint4 a[4], b[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) a[u] = k[i + u * stride], b[u] = v[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= a[u].x ^ a[u].y ^ a[u].z ^ a[u].w ^ b[u].x ^ b[u].y ^ b[u].z ^ b[u].w;
+  }
+  for (; i < pieces; i += stride) {
+    const uint4 a = k[i], b = v[i];
+    acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w;
+  }
+  if (acc == 0x9e3779b9u) sink[blockIdx.x] = acc;
+}
+)";
 
 class Bench {
  public:
@@ -283,6 +309,45 @@ class Bench {
     return r;
   }
 
+  // The floor of a decode row: a kernel that only reads K and V (16-byte loads, four in flight
+  // per thread and tensor, grid-stride), timed queued over copies as the rows are. The fastest
+  // of several grids, so that a poor launch shape of ours does not flatter the row.
+  double read_kv_us(const Shape4& s) {
+    if (!read_kv_) {
+      const int cc = info_.compute_major * 10 + info_.compute_minor;
+      const codegen::CubinPtr cubin =
+          compiler_.compile(kReadKvSource, cc, codegen::ArchTarget::kPortable);
+      read_kv_ = CudaModule::load(*cubin, "bench_read_kv");
+    }
+    const CUfunction fn = read_kv_->function("gf_bench_read_kv");
+    const size_t kv_bytes = static_cast<size_t>(s.batch * s.kv_heads * s.kv_len * s.head_dim) * 2;
+    const int copies = copies_for(s);
+    std::vector<std::unique_ptr<DeviceBuffer>> kv;
+    for (int i = 0; i < 2 * copies; ++i) {
+      kv.push_back(std::make_unique<DeviceBuffer>(kv_bytes));
+      GF_CU(
+          cuda_driver().cuMemsetD8(kv.back()->ptr(), static_cast<unsigned char>(i + 1), kv_bytes));
+    }
+    const int max_blocks = 16 * info_.multiprocessors;
+    DeviceBuffer sink(static_cast<size_t>(max_blocks) * sizeof(uint32_t));
+    long long pieces = static_cast<long long>(kv_bytes / 16);
+    CUdeviceptr out = sink.ptr();
+    double best = 0;
+    for (int per_sm : {2, 4, 8, 16}) {
+      const unsigned blocks = static_cast<unsigned>(per_sm * info_.multiprocessors);
+      int next = 0;
+      const double us = bench::time_us_batched(iters_, copies, [&] {
+        const int c = next++ % copies;
+        CUdeviceptr k = kv[2 * c]->ptr(), v = kv[2 * c + 1]->ptr();
+        void* args[] = {&k, &v, &pieces, &out};
+        GF_CU(cuda_driver().cuLaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+      });
+      if (best == 0 || us < best) best = us;
+    }
+    GF_CU(cuda_driver().cuCtxSynchronize());
+    return best;
+  }
+
   // cuMemcpyDtoDAsync of 1 GiB: GB/s counting the read and the write.
   double copy_gbps() {
     const size_t bytes = size_t{1} << 30;
@@ -298,6 +363,7 @@ class Bench {
   int iters_;
   PrimaryContext context_;
   codegen::NvrtcCompiler compiler_;
+  std::unique_ptr<CudaModule> read_kv_;       // read_kv_us's kernel, compiled on first use
   std::unique_ptr<cuda::CudnnHandle> cudnn_;  // made on first use, while the context is current
 };
 
@@ -385,11 +451,14 @@ int bench_main(int argc, char** argv) {
   }
   std::vector<Result> decode;
   for (const Shape4& s : decode_shapes(quick)) {
+    const size_t first = decode.size();
     decode.push_back(bench.run(s, Variant{}, true));
     for (int clusters : decode_clusters)
       decode.push_back(bench.run(s, Variant{.clusters = clusters}, true));
     if (row_kernel) decode.push_back(bench.run(s, Variant{.tensor_cores = false}, true));
     if (Result c = bench.run_cudnn(s, true); !c.kernel.empty()) decode.push_back(c);
+    const double read_us = bench.read_kv_us(s);
+    for (size_t i = first; i < decode.size(); ++i) decode[i].read_us = read_us;
   }
   const double copy_gbps = bench.copy_gbps();
 
@@ -423,16 +492,19 @@ int bench_main(int argc, char** argv) {
                             {"graph_us", r.graph_us}});
   }
   std::printf("\ndecode (copy %.0f GB/s, read + write)\n", copy_gbps);
-  std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s %10s %8s\n", "dtype", "kern", "B", "Hq",
-              "Hkv", "Skv", "D", "time us", "KV GB/s", "%copy", "queued us", "%copy");
+  std::printf("%-5s %-5s %4s %4s %4s %6s %4s %10s %9s %8s %10s %8s %8s %7s\n", "dtype", "kern", "B",
+              "Hq", "Hkv", "Skv", "D", "time us", "KV GB/s", "%copy", "queued us", "%copy",
+              "read us", "%read");
   j["copy_gbps"] = copy_gbps;
   for (const Result& r : decode) {
     const Shape4& s = r.shape;
-    std::printf("%-5s %-5s %4lld %4lld %4lld %6lld %4lld %10.1f %9.0f %7.1f%% %10.1f %7.1f%%\n",
-                std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
-                (long long)s.heads, (long long)s.kv_heads, (long long)s.kv_len,
-                (long long)s.head_dim, r.us, r.kv_gbps, 100.0 * r.kv_gbps / copy_gbps, r.queued_us,
-                100.0 * r.queued_kv_gbps / copy_gbps);
+    std::printf(
+        "%-5s %-5s %4lld %4lld %4lld %6lld %4lld %10.1f %9.0f %7.1f%% %10.1f %7.1f%% %8.1f "
+        "%6.1f%%\n",
+        std::string(dtype_name(s.dtype)).c_str(), r.kernel.c_str(), (long long)s.batch,
+        (long long)s.heads, (long long)s.kv_heads, (long long)s.kv_len, (long long)s.head_dim, r.us,
+        r.kv_gbps, 100.0 * r.kv_gbps / copy_gbps, r.queued_us, 100.0 * r.queued_kv_gbps / copy_gbps,
+        r.read_us, 100.0 * r.read_us / r.queued_us);
     j["decode"].push_back({{"dtype", std::string(dtype_name(s.dtype))},
                            {"kernel", r.kernel},
                            {"batch", s.batch},
@@ -446,7 +518,9 @@ int bench_main(int argc, char** argv) {
                            {"kv_gbps", r.kv_gbps},
                            {"pct_copy", 100.0 * r.kv_gbps / copy_gbps},
                            {"queued_us", r.queued_us},
-                           {"queued_pct_copy", 100.0 * r.queued_kv_gbps / copy_gbps}});
+                           {"queued_pct_copy", 100.0 * r.queued_kv_gbps / copy_gbps},
+                           {"read_us", r.read_us},
+                           {"queued_pct_read", 100.0 * r.read_us / r.queued_us}});
   }
   if (!json_path.empty()) {
     std::ofstream out(json_path);

@@ -11,7 +11,8 @@ token against a 4k-32k key/value cache, 32 query heads over 8 key/value heads): 
 bandwidth of reading K and V once, and its share of the copy bandwidth measured by the bench;
 then each side queued, launches back to back over copies of the inputs larger than L2 (so no
 launch finds its cache there) with the host's cost hidden: ours as the bench times it, PyTorch's
-calls captured into one CUDA graph and replayed.
+calls captured into one CUDA graph and replayed, and beside ours a kernel that only reads the
+same K and V bytes, timed the same way ("% read": its time over ours).
 
     bench/attention_vs_torch.py [--bench build/bin/bench_attention] [--iters 20] [--quick]
                                 [--decode-only] [--out DIR]
@@ -127,12 +128,14 @@ def decode_table(torch, ours, copy_gbps, iters):
         rows.append({"ours": o, "torch_us": t})
     if any(o.get("queued_us", 0) > 0 for o in ours):
         print("\nQueued over copies larger than L2, host cost hidden; µs per call\n")
-        print("| B | KV length | ours µs | % copy | FA2 µs | cuDNN µs |")
-        print("|---|---|---|---|---|---|")
+        print("| B | KV length | ours µs | % copy | read-only µs | % read | FA2 µs | cuDNN µs |")
+        print("|---|---|---|---|---|---|---|---|")
         for o, row in zip(ours, rows):
             q = queued_us(torch, o, iters)
             fmt = lambda x: "-" if x is None else f"{x:.1f}"
+            read = o.get("read_us", 0)
             print(f"| {o['batch']} | {o['kv_len']} | {o['queued_us']:.1f} | {o['queued_pct_copy']:.0f}% | "
+                  f"{fmt(read or None)} | {o.get('queued_pct_read', 0):.0f}% | "
                   f"{fmt(q['flash'])} | {fmt(q['cudnn'])} |")
             row["torch_queued_us"] = q
     return rows
