@@ -237,6 +237,8 @@ inline std::vector<AnchorCase> make_mma_attention_cases() {
   }
   add("mma_attention_eight_queries_one_key_d128_f16", qkv4(3, 2, 2, 8, 1, 128, 128, f16, 91), {}, f16);
   add("mma_attention_no_keys_d64_f16", qkv4(1, 2, 2, 9, 0, 64, 64, f16, 92), {}, f16);
+  // Enough query rows for the wgmma kernel on sm_90, and no keys: every row's output is zero.
+  add("mma_attention_no_keys_many_queries_d128_bf16", qkv4(1, 2, 1, 70, 0, 128, 128, bf16, 93), {}, bf16);
   return cases;
 }
 
