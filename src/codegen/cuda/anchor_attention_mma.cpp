@@ -2,7 +2,7 @@
 // (flash attention with mma.sync; see there).
 #include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/kernels/attention_common_cuh.h"
-#include "codegen/cuda/kernels/attention_flash_tile_cuh.h"
+#include "codegen/cuda/kernels/attention_flash_common_cuh.h"
 #include "codegen/cuda/kernels/attention_mma_cuh.h"
 #include "codegen/cuda/kernels/mma_fragments_cuh.h"
 
@@ -51,9 +51,9 @@ CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, con
   launch.dynamic_shared_bytes =
       static_cast<uint32_t>(2 * a.head_dim * (16 * m_tiles * kMmaWarps + 2 * kMmaBlockKeys));
   launch.grid = a.batch * a.q_heads * a.q_len == 0 ? 0 : static_cast<uint32_t>(blocks);
-  const std::string body = std::string(embedded::attention_common_cuh) + "\n" +
-                           embedded::attention_flash_tile_cuh + "\n" + embedded::mma_fragments_cuh +
-                           "\n" + embedded::attention_mma_cuh;
+  const std::string body =
+      std::string(embedded::attention_common_cuh) + "\n" + embedded::mma_fragments_cuh + "\n" +
+      embedded::attention_flash_common_cuh + "\n" + embedded::attention_mma_cuh;
   return w.finish(body, "gf_attention_mma", launch);
 }
 

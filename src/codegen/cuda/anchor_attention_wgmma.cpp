@@ -2,7 +2,7 @@
 // kernels/attention_wgmma.cuh (flash attention on sm_90a warpgroup MMAs; see there).
 #include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/kernels/attention_common_cuh.h"
-#include "codegen/cuda/kernels/attention_flash_tile_cuh.h"
+#include "codegen/cuda/kernels/attention_flash_common_cuh.h"
 #include "codegen/cuda/kernels/attention_wgmma_cuh.h"
 #include "codegen/cuda/kernels/mma_fragments_cuh.h"
 #include "codegen/cuda/kernels/wgmma_common_cuh.h"
@@ -64,8 +64,8 @@ CudaKernelSource emit_wgmma_attention_kernel(const Node& node, const Graph& g,
   if (2 * shared <= kWgmmaSharedPerSm) w.min_blocks_per_sm(2);
   launch.grid = a.batch * a.q_heads * a.q_len == 0 ? 0 : static_cast<uint32_t>(blocks);
   const std::string body =
-      std::string(embedded::attention_common_cuh) + "\n" + embedded::attention_flash_tile_cuh +
-      "\n" + embedded::mma_fragments_cuh + "\n" + embedded::wgmma_common_cuh + "\n" +
+      std::string(embedded::attention_common_cuh) + "\n" + embedded::mma_fragments_cuh + "\n" +
+      embedded::attention_flash_common_cuh + "\n" + embedded::wgmma_common_cuh + "\n" +
       wgmma_shared_operands_function("gf_wgmma_scores", a.dtype, static_cast<int>(keys)) +
       wgmma_register_a_function("gf_wgmma_values", a.dtype, static_cast<int>(a.head_dim), true) +
       embedded::attention_wgmma_cuh;

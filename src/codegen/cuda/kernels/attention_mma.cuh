@@ -18,7 +18,7 @@
 // the exponent's FMA; and a tile that raises none of a warp's row maxima (most tiles, once the
 // maxima settle) skips rescaling the output accumulators.
 //
-// Needs from the emitter: attention_common.cuh, attention_flash_tile.cuh and mma_fragments.cuh
+// Needs from the emitter: attention_common.cuh, mma_fragments.cuh and attention_flash_common.cuh
 // before it, gf_elem (16-bit storage), gf_load, gf_mask_elem, and the constants kWarps, kMTiles,
 // kBf16 (the MMA input format), kB, kHq, kGroup, kSq, kSkv, kD, kQ/kK/kV/kY strides (batch, head,
 // position; multiples of 8 elements; the head_dim stride is 1), kScale, kSoftcap, kCausal and the
@@ -42,9 +42,6 @@ constexpr int kSwizzleShift = kChunks >= 8 ? 0 : kChunks == 4 ? 1 : 2;
 constexpr int kKSteps = kHd / 16;      // k16 steps of Q x K^T
 constexpr int kSTiles = kBlockN / 8;   // n8 tiles of a warp's scores
 constexpr int kOTiles = kHd / 8;       // n8 tiles of a warp's output
-constexpr float kMmaSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kScaleLog2 = kScale * kLog2e;
 constexpr int kMmaSharedBytes = 2 * kHd * (kBlockM + 2 * kBlockN);
 static_assert(kHd == 16 || kHd == 32 || kHd == 64 || kHd == 128, "head size of the MMA kernel");
 
@@ -205,88 +202,30 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
       }
     }
 
-    // Without a mask or softcap (and with a positive scale) scores keep their raw products: the
-    // scale to log2 units joins the exponent's FMA below, and only the keys past the sequence's
-    // end or the causal diagonal become -inf (tiles that reach neither are left as they are).
-    // Otherwise: scale, softcap (before the bias, so a masked -inf stays -inf), bias; in log2
-    // units.
-    constexpr bool kRawScores = !kHasMask && !(kSoftcap > 0.0f) && kScaleLog2 > 0.0f;
+    // Scaled and masked where they must be (gf_flash_mask_scores): every score unless they stay
+    // raw products (kFlashRawScores), else only in tiles that reach the sequence's end or the
+    // causal diagonal.
     const bool edge_tile = valid < kBlockN || (kCausal && j0 + kBlockN - 1 > first_row + warp_first);
-    const float to_log2 = kRawScores ? kScaleLog2 : 1.0f;
-    if (!kRawScores || edge_tile) {
+    const float to_log2 = kFlashRawScores ? kFlashScaleLog2 : 1.0f;
+    if (!kFlashRawScores || edge_tile) {
 #pragma unroll
       for (int m = 0; m < kMTiles; ++m) {
-#pragma unroll
-        for (int n = 0; n < kSTiles; ++n) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int jj = n * 8 + 2 * t + (e & 1);
-            const int64_t row = thread_row + 8 * (2 * m + (e >> 1));
-            const bool cut = jj >= valid || (kCausal && j0 + jj > row);
-            if constexpr (kRawScores) {
-              if (cut) s[m][n][e] = gf_neg_inf();
-              continue;
-            }
-            float x = s[m][n][e] * kScale;
-            if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kMmaSoftcapDivisor);
-            if (cut) {
-              x = gf_neg_inf();
-            } else if constexpr (kHasMask) {
-              // Mask reads stay inside the mask: a row past the last query reads the last one's.
-              x = x + gf_attention_mask_bias(mask, b, h, row < kSq ? row : kSq - 1, j0 + jj);
-            }
-            s[m][n][e] = x * kLog2e;
-          }
-        }
+        gf_flash_mask_scores<kSTiles>(&s[m][0][0], mask, b, h, thread_row + 16 * m, t, j0, valid);
       }
     }
 
-    // Online softmax: the rows' new maxima (over the 4 threads of a row, in log2 units), the
-    // rescale of what was summed so far, and the weights. Once the maxima settle, a tile moves
-    // none of the warp's rows: its accumulators are left as they are (a rescale by 1).
+    // Online softmax. Once the maxima settle, a tile moves none of the warp's rows: its
+    // accumulators are left as they are (a rescale by 1).
     float rescale[2 * kMTiles];
     bool unmoved = true;
 #pragma unroll
-    for (int r = 0; r < 2 * kMTiles; ++r) {
-      const int m = r >> 1, c = (r & 1) * 2;
-      // The tile's maximum as a tree (a chain of kSTiles dependent maxima would stall).
-      float part[kSTiles];
-#pragma unroll
-      for (int n = 0; n < kSTiles; ++n) part[n] = fmaxf(s[m][n][c], s[m][n][c + 1]);
-#pragma unroll
-      for (int width = kSTiles / 2; width > 0; width /= 2) {
-#pragma unroll
-        for (int n = 0; n < width; ++n) part[n] = fmaxf(part[n], part[n + width]);
-      }
-      float mx = part[0];
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      mx = fmaxf(row_max[r], mx * to_log2);
-      // Every score so far -inf: shift by 0, so the weights are exp(-inf) = 0 and not NaN.
-      const float shift = mx == gf_neg_inf() ? 0.0f : mx;
-      rescale[r] = gf_exp2(row_max[r] - shift);
-      unmoved = unmoved && mx == row_max[r];
-      row_max[r] = mx;
-      // Two running sums, so consecutive additions do not wait on each other.
-      float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-      for (int n = 0; n < kSTiles; ++n) {
-        s[m][n][c] = gf_exp2(fmaf(s[m][n][c], to_log2, -shift));
-        s[m][n][c + 1] = gf_exp2(fmaf(s[m][n][c + 1], to_log2, -shift));
-        sum[n & 1] += s[m][n][c] + s[m][n][c + 1];
-      }
-      row_sum[r] = row_sum[r] * rescale[r] + (sum[0] + sum[1]);
+    for (int m = 0; m < kMTiles; ++m) {
+      gf_flash_softmax<kSTiles>(&s[m][0][0], to_log2, row_max + 2 * m, row_sum + 2 * m,
+                                rescale + 2 * m, unmoved);
     }
     if (!__all_sync(0xffffffffu, unmoved)) {
 #pragma unroll
-      for (int r = 0; r < 2 * kMTiles; ++r) {
-        const int m = r >> 1, c = (r & 1) * 2;
-#pragma unroll
-        for (int d = 0; d < kOTiles; ++d) {
-          o[m][d][c] *= rescale[r];
-          o[m][d][c + 1] *= rescale[r];
-        }
-      }
+      for (int m = 0; m < kMTiles; ++m) gf_flash_rescale<kOTiles>(&o[m][0][0], rescale + 2 * m);
     }
 
     gf_cp_async_wait_all();
@@ -325,26 +264,8 @@ static __device__ __forceinline__ void gf_attention_mma(void* const* buffers) {
   }
 
 #pragma unroll
-  for (int r = 0; r < 2 * kMTiles; ++r) {
-    const int m = r >> 1, c = (r & 1) * 2;
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int64_t row = thread_row + 8 * r;
-    if (row >= kSq) continue;
-    // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-    const float inv = 1.0f / (sum == 0.0f ? 1.0f : sum);
-    gf_elem* y_row = y_head + row * kYStrideS;
-#pragma unroll
-    for (int d = 0; d < kOTiles; ++d) {
-      const uint32_t pair = gf_pack2(o[m][d][c] * inv, o[m][d][c + 1] * inv);
-      gf_elem* at = y_row + d * 8 + 2 * t;
-      if (aligned) {
-        *reinterpret_cast<uint32_t*>(at) = pair;
-      } else {
-        at[0] = (gf_elem)(pair & 0xffffu);
-        at[1] = (gf_elem)(pair >> 16);
-      }
-    }
+  for (int m = 0; m < kMTiles; ++m) {
+    gf_flash_store_rows<kOTiles>(&o[m][0][0], row_sum + 2 * m, y_head, thread_row + 16 * m, t,
+                                 aligned);
   }
 }

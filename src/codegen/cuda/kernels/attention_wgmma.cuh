@@ -19,7 +19,7 @@
 // warpgroup holds rows 16w..16w+15), so the masks and the online softmax are those of
 // attention_mma.cuh with one 16-row group per warp.
 //
-// Needs from the emitter: attention_common.cuh, attention_flash_tile.cuh, mma_fragments.cuh and
+// Needs from the emitter: attention_common.cuh, mma_fragments.cuh, attention_flash_common.cuh and
 // wgmma_common.cuh before it, gf_elem (16-bit storage), gf_load, gf_mask_elem, the constants kBf16
 // (the MMA input format), kBlockKeys (64 or 128), kB, kHq, kGroup, kSq, kSkv, kD, kQ/kK/kV/kY
 // strides (batch, head, position; the head_dim stride is 1), kScale, kSoftcap, kCausal and the mask
@@ -39,9 +39,6 @@ constexpr uint32_t kWgQBytes = kWgBlockM * kWgHd * 2;
 constexpr uint32_t kWgKvBytes = kBlockKeys * kWgHd * 2;  // one K or V tile
 // Q, two K and two V tiles, and room to align them to 1024 bytes (the swizzle's period).
 constexpr int kWgSharedBytes = (int)(kWgQBytes + 4 * kWgKvBytes) + 1024;
-constexpr float kWgSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
-constexpr float kWgLog2e = 1.4426950408889634f;
-constexpr float kWgScaleLog2 = kScale * kWgLog2e;
 static_assert(kWgHd == 64 || kWgHd == 128, "head size of the wgmma kernel");
 static_assert(kBlockKeys == 64 || kBlockKeys == 128, "key tile of the wgmma kernel");
 
@@ -162,75 +159,17 @@ static __device__ __forceinline__ void gf_attention_wgmma(void* const* buffers) 
     }
     gf_wgmma_commit_and_wait();
 
-    // Masks as attention_mma.cuh: raw products unless a mask, softcap or negative scale needs
-    // them scaled first; keys past the end and past the causal diagonal become -inf.
-    constexpr bool kRawScores = !kHasMask && !(kSoftcap > 0.0f) && kWgScaleLog2 > 0.0f;
+    // Scaled and masked where they must be, as attention_mma.cuh; then the online softmax.
     const bool edge_tile =
         valid < kBlockKeys || (kCausal && j0 + kBlockKeys - 1 > first_row + warp_first);
-    const float to_log2 = kRawScores ? kWgScaleLog2 : 1.0f;
-    if (!kRawScores || edge_tile) {
-#pragma unroll
-      for (int n = 0; n < kWgSTiles; ++n) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int jj = n * 8 + 2 * t + (e & 1);
-          const int64_t row = thread_row + 8 * (e >> 1);
-          const bool cut = jj >= valid || (kCausal && j0 + jj > row);
-          if constexpr (kRawScores) {
-            if (cut) s[4 * n + e] = gf_neg_inf();
-            continue;
-          }
-          float x = s[4 * n + e] * kScale;
-          if constexpr (kSoftcap > 0.0f) x = kSoftcap * tanhf(x / kWgSoftcapDivisor);
-          if (cut) {
-            x = gf_neg_inf();
-          } else if constexpr (kHasMask) {
-            x = x + gf_attention_mask_bias(mask, b, h, row < kSq ? row : kSq - 1, j0 + jj);
-          }
-          s[4 * n + e] = x * kWgLog2e;
-        }
-      }
+    const float to_log2 = kFlashRawScores ? kFlashScaleLog2 : 1.0f;
+    if (!kFlashRawScores || edge_tile) {
+      gf_flash_mask_scores<kWgSTiles>(s, mask, b, h, thread_row, t, j0, valid);
     }
-
-    // Online softmax, as attention_mma.cuh.
     float rescale[2];
     bool unmoved = true;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int c = 2 * r;
-      // The tile's maximum over four independent chains (one chain of kWgSTiles dependent
-      // maxima would stall).
-      float part[4] = {gf_neg_inf(), gf_neg_inf(), gf_neg_inf(), gf_neg_inf()};
-#pragma unroll
-      for (int n = 0; n < kWgSTiles; ++n) {
-        part[n & 3] = fmaxf(part[n & 3], fmaxf(s[4 * n + c], s[4 * n + c + 1]));
-      }
-      float mx = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      mx = fmaxf(row_max[r], mx * to_log2);
-      const float shift = mx == gf_neg_inf() ? 0.0f : mx;
-      rescale[r] = gf_exp2(row_max[r] - shift);
-      unmoved = unmoved && mx == row_max[r];
-      row_max[r] = mx;
-      float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-      for (int n = 0; n < kWgSTiles; ++n) {
-        s[4 * n + c] = gf_exp2(fmaf(s[4 * n + c], to_log2, -shift));
-        s[4 * n + c + 1] = gf_exp2(fmaf(s[4 * n + c + 1], to_log2, -shift));
-        sum[n & 1] += s[4 * n + c] + s[4 * n + c + 1];
-      }
-      row_sum[r] = row_sum[r] * rescale[r] + (sum[0] + sum[1]);
-    }
-    if (!__all_sync(0xffffffffu, unmoved)) {
-#pragma unroll
-      for (int d = 0; d < kWgOTiles; ++d) {
-        o[4 * d] *= rescale[0];
-        o[4 * d + 1] *= rescale[0];
-        o[4 * d + 2] *= rescale[1];
-        o[4 * d + 3] *= rescale[1];
-      }
-    }
+    gf_flash_softmax<kWgSTiles>(s, to_log2, row_max, row_sum, rescale, unmoved);
+    if (!__all_sync(0xffffffffu, unmoved)) gf_flash_rescale<kWgOTiles>(o, rescale);
 
     // Weights x V: the score accumulators of two n8 tiles are the A fragment of one k16 step.
     uint32_t p[kBlockKeys / 16][4];
@@ -249,26 +188,5 @@ static __device__ __forceinline__ void gf_attention_wgmma(void* const* buffers) 
     gf_wgmma_commit_and_wait();
   }
 
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float sum = row_sum[r];
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int64_t row = thread_row + 8 * r;
-    if (row >= kSq) continue;
-    // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-    const float inv = 1.0f / (sum == 0.0f ? 1.0f : sum);
-    gf_elem* y_row = y_head + row * kYStrideS;
-#pragma unroll
-    for (int d = 0; d < kWgOTiles; ++d) {
-      const uint32_t pair = gf_pack2(o[4 * d + 2 * r] * inv, o[4 * d + 2 * r + 1] * inv);
-      gf_elem* at = y_row + d * 8 + 2 * t;
-      if (aligned) {
-        *reinterpret_cast<uint32_t*>(at) = pair;
-      } else {
-        at[0] = (gf_elem)(pair & 0xffffu);
-        at[1] = (gf_elem)(pair >> 16);
-      }
-    }
-  }
+  gf_flash_store_rows<kWgOTiles>(o, row_sum, y_head, thread_row, t, aligned);
 }
