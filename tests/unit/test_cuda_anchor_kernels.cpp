@@ -204,7 +204,7 @@ TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
                {"node 'pool'", "(MaxPool)", "i8[1,1,4,4]", "dtype i8"});
 }
 
-TEST(CudaAnchorKernels, BadNamesSmCountsAndClusterSizesAreInvalidArguments) {
+TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndKeyTilesAreInvalidArguments) {
   const AnchorCase c = testing::pool_cases().at(0);
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "not-an-identifier"); },
                ErrorCode::kInvalidArgument, {"not-an-identifier", "C identifier"});
@@ -216,6 +216,10 @@ TEST(CudaAnchorKernels, BadNamesSmCountsAndClusterSizesAreInvalidArguments) {
   clusters.decode_cluster_blocks = 17;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", clusters); },
                ErrorCode::kInvalidArgument, {"decode_cluster_blocks 17", "0..16"});
+  codegen::CudaEmitOptions tiles;
+  tiles.attention_key_tile = 96;
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", tiles); },
+               ErrorCode::kInvalidArgument, {"attention_key_tile 96", "64 or 128"});
 }
 
 TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {

@@ -43,6 +43,13 @@ CudaKernelSource emit_anchor_kernel(const Node& node, const Graph& g, const std:
                     "): decode_cluster_blocks " + std::to_string(options.decode_cluster_blocks) +
                     " is outside 0.." + std::to_string(kMaxClusterBlocks));
   }
+  if (options.attention_key_tile != 0 && options.attention_key_tile != 64 &&
+      options.attention_key_tile != 128) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
+                    "): attention_key_tile " + std::to_string(options.attention_key_tile) +
+                    " is not 0 (chosen), 64 or 128");
+  }
   switch (node.op) {
     case Op::kAttention:
       return emit_attention_kernel(node, g, name, options);

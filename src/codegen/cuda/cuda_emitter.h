@@ -86,7 +86,8 @@ struct CudaEmitOptions {
   // On sm_90, attention on warpgroup MMAs where the node fits (anchor_attention.h); off, such
   // nodes take the tensor-core kernel above.
   bool wgmma_attention = true;
-  // Keys per K/V tile of the wgmma kernel: 64 or 128; 0: 128 for head size 64, 64 for 128.
+  // Keys per K/V tile of the wgmma kernel: 64 or 128 (others are kInvalidArgument); 0: 128
+  // for head size 64, 64 for 128.
   int attention_key_tile = 0;
   // Decode-shaped attention (few queries, many keys) split across the keys in thread-block
   // clusters where the node fits (anchor_attention.h); off, such nodes take the one-warp-per-row
