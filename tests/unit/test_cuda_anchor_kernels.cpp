@@ -204,7 +204,7 @@ TEST(CudaAnchorKernels, WhatHasNoKernelIsUnsupportedWithNodeOpAndShapes) {
                {"node 'pool'", "(MaxPool)", "i8[1,1,4,4]", "dtype i8"});
 }
 
-TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndKeyTilesAreInvalidArguments) {
+TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndTilesAreInvalidArguments) {
   const AnchorCase c = testing::pool_cases().at(0);
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "not-an-identifier"); },
                ErrorCode::kInvalidArgument, {"not-an-identifier", "C identifier"});
@@ -220,6 +220,10 @@ TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndKeyTilesAreInvalidArgumen
   tiles.attention_key_tile = 96;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", tiles); },
                ErrorCode::kInvalidArgument, {"attention_key_tile 96", "64 or 128"});
+  codegen::CudaEmitOptions groups;
+  groups.attention_row_groups = 3;
+  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", groups); },
+               ErrorCode::kInvalidArgument, {"attention_row_groups 3", "1 or 2"});
 }
 
 TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {

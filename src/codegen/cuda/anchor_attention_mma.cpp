@@ -31,9 +31,10 @@ CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, con
     const int64_t rows = 16 * m_tiles * kMmaWarps;
     return a.batch * a.q_heads * ((a.q_len + rows - 1) / rows);
   };
-  const int64_t m_tiles = options.attention_row_groups == 1 || options.attention_row_groups == 2
-                              ? options.attention_row_groups
-                              : blocks_of(2) >= options.sm_count ? 2 : 1;
+  // attention_row_groups is 0, 1 or 2 here (emit_anchor_kernel checks it).
+  const int64_t m_tiles = options.attention_row_groups != 0  ? options.attention_row_groups
+                          : blocks_of(2) >= options.sm_count ? 2
+                                                             : 1;
   const int64_t blocks = blocks_of(m_tiles);
   if (blocks > int64_t{0x7fffffff}) {
     anchor::unsupported(node, g, "too many query tiles (" + a.shapes + ")");

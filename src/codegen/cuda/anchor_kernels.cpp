@@ -50,6 +50,12 @@ CudaKernelSource emit_anchor_kernel(const Node& node, const Graph& g, const std:
                     "): attention_key_tile " + std::to_string(options.attention_key_tile) +
                     " is not 0 (chosen), 64 or 128");
   }
+  if (options.attention_row_groups < 0 || options.attention_row_groups > 2) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
+                    "): attention_row_groups " + std::to_string(options.attention_row_groups) +
+                    " is not 0 (chosen), 1 or 2");
+  }
   switch (node.op) {
     case Op::kAttention:
       return emit_attention_kernel(node, g, name, options);

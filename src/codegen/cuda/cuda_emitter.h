@@ -81,7 +81,8 @@ struct CudaEmitOptions {
   // Attention on tensor cores where the node fits (anchor_attention.h); off, the one-warp-per-row
   // kernel everywhere.
   bool tensor_core_attention = true;
-  // 16-row groups per warp of that kernel (1 or 2); 0: chosen from the shapes and sm_count.
+  // 16-row groups per warp of that kernel (1 or 2; others are kInvalidArgument); 0: chosen from
+  // the shapes and sm_count.
   int attention_row_groups = 0;
   // On sm_90, attention on warpgroup MMAs where the node fits (anchor_attention.h); off, such
   // nodes take the tensor-core kernel above.
