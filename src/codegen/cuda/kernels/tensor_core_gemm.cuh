@@ -125,10 +125,12 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     GF_NAME(void* const* buffers) {
   extern __shared__ __align__(1024) unsigned char gf_smem[];
   __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  __shared__ float zero;  // -0, x + -0 = x for every x: see the epilogue
   const uint32_t raw = gf_smem_addr(gf_smem);
   const uint32_t base = (raw + 1023u) & ~1023u;  // the swizzle pattern repeats every 1024 bytes
   const int tid = threadIdx.x, group = tid >> 7;
   if (tid == 0) {
+    zero = -0.0f;
     for (int s = 0; s < kStages; ++s) {
       gf_mbar_init(gf_smem_addr(&full[s]), 1);                // the loader's expected bytes
       gf_mbar_init(gf_smem_addr(&empty[s]), kStageUsers * 4);  // one lane per consumer warp
@@ -217,23 +219,33 @@ extern "C" __global__ void __launch_bounds__((kConsumers + 1) * 128, 1)
     // row group after row group. The barrier first: this warpgroup's reads of its previous tile
     // are done.
     asm volatile("bar.sync %0, 128;" ::"r"(1 + cw) : "memory");
+    // Ping-pong: the epilogue's arithmetic must follow the bar.arrive above, or the other
+    // consumer's products wait for all of it. ptxas moves register-only math across barriers (it
+    // had put the whole GELU ahead of the arrive); a zero read from shared memory after the
+    // barrier, added to the bias (or to each value), keeps the math below it. -0 is the sum's
+    // identity (and a constant -0 folds away).
+    float z = -0.0f;
+    if (kPingPong)
+      asm volatile("ld.shared.f32 %0, [%1];" : "=f"(z) : "r"(gf_smem_addr(&zero)) : "memory");
     const int g = lane >> 2, tq = lane & 3;
 #pragma unroll
     for (int j = 0; j < kTileN / 8; ++j) {
       const int c = j * 8 + 2 * tq;
-      float b0 = 0.0f, b1 = 0.0f;
+      float b0 = z, b1 = z;
       if (kHasBias) {
-        b0 = gf_elem_to_f32((gf_elem)(bias_pairs[j] & 0xffffu));
-        b1 = gf_elem_to_f32((gf_elem)(bias_pairs[j] >> 16));
+        b0 = gf_elem_to_f32((gf_elem)(bias_pairs[j] & 0xffffu)) + z;
+        b1 = gf_elem_to_f32((gf_elem)(bias_pairs[j] >> 16)) + z;
       }
 #pragma unroll
       for (int gr = 0; gr < kGroups; ++gr)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int r = warp * 16 + g + 8 * h;
-          // Without a bias, no addition of zero (which would still cost an instruction: -0 + 0).
-          const float v0 = kHasBias ? acc[gr][4 * j + 2 * h] + b0 : acc[gr][4 * j + 2 * h];
-          const float v1 = kHasBias ? acc[gr][4 * j + 2 * h + 1] + b1 : acc[gr][4 * j + 2 * h + 1];
+          // Without a bias, no addition of zero (which would still cost an instruction: -0 + 0),
+          // but in ping-pong.
+          constexpr bool kAdd = kHasBias || kPingPong;
+          const float v0 = kAdd ? acc[gr][4 * j + 2 * h] + b0 : acc[gr][4 * j + 2 * h];
+          const float v1 = kAdd ? acc[gr][4 * j + 2 * h + 1] + b1 : acc[gr][4 * j + 2 * h + 1];
           const uint32_t pair = gf_pack2(gf_activate(v0), gf_activate(v1));
           *reinterpret_cast<uint32_t*>(out + (gr * (kTileN / 64) + c / 64) * 8192 +
                                        gf_swizzled(r, (c % 64) / 8) + (c % 8) * 2) = pair;
