@@ -224,6 +224,13 @@ TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndTilesAreInvalidArguments)
   groups.attention_row_groups = 3;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", groups); },
                ErrorCode::kInvalidArgument, {"attention_row_groups 3", "1 or 2"});
+  // The executor emits attention through emit_attention_kernel_for: it checks them too.
+  const AnchorCase att = testing::mma_attention_cases().at(0);
+  const codegen::AttentionNode a = codegen::read_attention_node(att.node(), att.graph);
+  expect_error([&] { codegen::emit_attention_kernel_for(att.node(), att.graph, a, "k", groups); },
+               ErrorCode::kInvalidArgument, {"attention_row_groups 3", "(Attention)"});
+  expect_error([&] { codegen::emit_attention_kernel_for(att.node(), att.graph, a, "k", tiles); },
+               ErrorCode::kInvalidArgument, {"attention_key_tile 96"});
 }
 
 TEST(CudaAnchorKernels, GridStrideKernelsAreBoundedByTheSmCount) {

@@ -180,6 +180,26 @@ void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a) 
   w.constant("kMaskStrideJ", a.mask_strides[3]);
 }
 
+void check_attention_options(const Node& node, const CudaEmitOptions& options) {
+  const auto bad = [&](const std::string& what) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "node '" + node.name + "' (" + std::string(op_name(node.op)) + "): " + what);
+  };
+  if (options.decode_cluster_blocks < 0 || options.decode_cluster_blocks > kMaxClusterBlocks) {
+    bad("decode_cluster_blocks " + std::to_string(options.decode_cluster_blocks) +
+        " is outside 0.." + std::to_string(kMaxClusterBlocks));
+  }
+  if (options.attention_key_tile != 0 && options.attention_key_tile != 64 &&
+      options.attention_key_tile != 128) {
+    bad("attention_key_tile " + std::to_string(options.attention_key_tile) +
+        " is not 0 (chosen), 64 or 128");
+  }
+  if (options.attention_row_groups < 0 || options.attention_row_groups > 2) {
+    bad("attention_row_groups " + std::to_string(options.attention_row_groups) +
+        " is not 0 (chosen), 1 or 2");
+  }
+}
+
 CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const std::string& name,
                                        const CudaEmitOptions& options) {
   return emit_attention_kernel_for(node, g, read_attention_node(node, g), name, options);
@@ -188,6 +208,7 @@ CudaKernelSource emit_attention_kernel(const Node& node, const Graph& g, const s
 CudaKernelSource emit_attention_kernel_for(const Node& node, const Graph& g, const AttentionNode& a,
                                            const std::string& name,
                                            const CudaEmitOptions& options) {
+  check_attention_options(node, options);
   if (wgmma_attention_fits(a, options))
     return emit_wgmma_attention_kernel(node, g, a, name, options);
   if (mma_attention_fits(a, options)) return emit_mma_attention_kernel(node, g, a, name, options);

@@ -45,6 +45,11 @@ AttentionNode read_attention_node(const Node& node, const Graph& g);
 // the mask's (see kernels/attention_common.cuh).
 void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
 
+// kInvalidArgument, naming the node, for attention options outside their ranges
+// (decode_cluster_blocks, attention_key_tile, attention_row_groups); emit_anchor_kernel and
+// emit_attention_kernel_for check them.
+void check_attention_options(const Node& node, const CudaEmitOptions& options);
+
 // The kernel for the node as `a` describes it (read_attention_node's result, its strides and
 // offsets possibly replaced to read and write views of other buffers): the wgmma, tensor-core,
 // decode or row kernel, whichever fits first.

@@ -31,7 +31,7 @@ CudaKernelSource emit_mma_attention_kernel(const Node& node, const Graph& g, con
     const int64_t rows = 16 * m_tiles * kMmaWarps;
     return a.batch * a.q_heads * ((a.q_len + rows - 1) / rows);
   };
-  // attention_row_groups is 0, 1 or 2 here (emit_anchor_kernel checks it).
+  // attention_row_groups is 0, 1 or 2 here (check_attention_options).
   const int64_t m_tiles = options.attention_row_groups != 0  ? options.attention_row_groups
                           : blocks_of(2) >= options.sm_count ? 2
                                                              : 1;

@@ -17,8 +17,8 @@ constexpr int64_t kWgmmaThreads = 256;
 // Shared memory an sm_90 SM gives its blocks (228 KiB, less 1 KiB per block for the system).
 constexpr int64_t kWgmmaSharedPerSm = 233472 - 2 * 1024;
 
-// Keys per K/V tile: the options' 64 or 128 (emit_anchor_kernel rejects other nonzero
-// values), else 128 for head size 64 and 64 for 128. Head
+// Keys per K/V tile: the options' 64 or 128 (check_attention_options rejects other
+// nonzero values), else 128 for head size 64 and 64 for 128. Head
 // size 128 with 128-key tiles holds one block per SM (160 KiB of tiles) and runs 20-25% slower on
 // an H100 than two blocks of 64-key tiles; head size 64 runs ~10% faster on 128-key tiles, two
 // blocks per SM either way (bench_attention --key-tiles 64,128).

@@ -2,6 +2,7 @@
 // anchor_window.cpp).
 #include "codegen/cuda/anchor_kernels.h"
 
+#include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/anchor_kernels_impl.h"
 #include "graphfuse/error.h"
 
@@ -37,25 +38,7 @@ CudaKernelSource emit_anchor_kernel(const Node& node, const Graph& g, const std:
                                                  std::to_string(options.sm_count) +
                                                  " is not positive");
   }
-  if (options.decode_cluster_blocks < 0 || options.decode_cluster_blocks > kMaxClusterBlocks) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
-                    "): decode_cluster_blocks " + std::to_string(options.decode_cluster_blocks) +
-                    " is outside 0.." + std::to_string(kMaxClusterBlocks));
-  }
-  if (options.attention_key_tile != 0 && options.attention_key_tile != 64 &&
-      options.attention_key_tile != 128) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
-                    "): attention_key_tile " + std::to_string(options.attention_key_tile) +
-                    " is not 0 (chosen), 64 or 128");
-  }
-  if (options.attention_row_groups < 0 || options.attention_row_groups > 2) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "node '" + node.name + "' (" + std::string(op_name(node.op)) +
-                    "): attention_row_groups " + std::to_string(options.attention_row_groups) +
-                    " is not 0 (chosen), 1 or 2");
-  }
+  check_attention_options(node, options);
   switch (node.op) {
     case Op::kAttention:
       return emit_attention_kernel(node, g, name, options);
