@@ -1,8 +1,9 @@
 // The split-KV decode Attention kernels: the node's constants ahead of
 // kernels/attention_decode_common.cuh and either kernels/attention_decode_mma.cuh (tensor cores,
-// f16/bf16) or kernels/attention_decode.cuh (CUDA cores); clusters of blocks over slices of
-// the keys, see there.
+// f16/bf16) or kernels/attention_decode.cuh (CUDA cores); blocks over slices of the keys, in
+// clusters or merged through a workspace, see there.
 #include <algorithm>
+#include <string>
 
 #include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/kernels/attention_common_cuh.h"
@@ -62,13 +63,21 @@ bool decode_device(const CudaEmitOptions& options) {
   return options.compute_capability >= 90 && options.compute_capability < 110;
 }
 
-int64_t decode_cluster_blocks(const AttentionNode& a, const CudaEmitOptions& options) {
-  if (options.decode_cluster_blocks > 0) return options.decode_cluster_blocks;
-  if (!decode_on_tensor_cores(a)) return kDecodeClusterBlocks;
+// How the keys of one (batch, key/value head) are split: over `blocks` blocks, in one cluster
+// or merged through a workspace.
+struct DecodeSplit {
+  int64_t blocks = 1;
+  bool cluster = true;
+};
+
+DecodeSplit decode_split(const AttentionNode& a, const CudaEmitOptions& options) {
+  if (options.decode_grid_blocks > 0) return {options.decode_grid_blocks, false};
+  if (options.decode_cluster_blocks > 0) return {options.decode_cluster_blocks, true};
+  if (!decode_on_tensor_cores(a)) return {kDecodeClusterBlocks, true};
   const int64_t pairs = a.batch * a.kv_heads;
   int64_t cluster = kDecodeClusterBlocks;
   while (cluster > 1 && 2 * cluster * pairs > options.sm_count) cluster /= 2;
-  return cluster;
+  return {cluster, true};
 }
 
 }  // namespace
@@ -85,15 +94,16 @@ bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& option
 CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                                               const AttentionNode& a, const std::string& name,
                                               const CudaEmitOptions& options) {
-  const int64_t cluster = decode_cluster_blocks(a, options);
-  const int64_t blocks = a.batch * a.kv_heads * cluster;
+  const DecodeSplit split = decode_split(a, options);
+  const int64_t blocks = a.batch * a.kv_heads * split.blocks;
   if (blocks > int64_t{0x7fffffff}) {
     anchor::unsupported(node, g, "too many key/value heads (" + a.shapes + ")");
   }
   const bool mma = decode_on_tensor_cores(a);
-  anchor::AnchorWriter w(node, g, name,
-                         mma ? "attention (decode, split across the keys in clusters, tensor cores)"
-                             : "attention (decode, split across the keys in clusters)");
+  const std::string how = split.cluster ? "in clusters" : "in blocks merged through a workspace";
+  anchor::AnchorWriter w(
+      node, g, name,
+      "attention (decode, split across the keys " + how + (mma ? ", tensor cores)" : ")"));
   write_attention_constants(w, a);
   const int64_t element_bytes = a.dtype == DType::kF32 ? 4 : 2;
   const bool wide = blocks < 2 * std::max(options.sm_count, 1);
@@ -106,12 +116,13 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                          : element_bytes == 4 ? kDecodeStages32
                                               : kDecodeStages16;
   w.constant("kWarps", warps);
-  w.constant("kClusterBlocks", cluster);
+  w.constant("kSplitBlocks", split.blocks);
+  w.constant("kClusterBlocks", split.cluster ? split.blocks : 1);
   w.constant("kStages", stages);
   w.constant("kRows", decode_rows(a));
   w.constant_f32("kScale", static_cast<float>(a.scale));
   if (mma) w.flag("kBf16", a.dtype == DType::kBF16);
-  w.cluster_blocks(static_cast<int>(cluster));
+  w.cluster_blocks(static_cast<int>(split.cluster ? split.blocks : 1));
 
   LaunchConfig launch;
   launch.block = static_cast<uint32_t>(32 * warps);
@@ -122,7 +133,15 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
       (mma ? embedded::mma_fragments_cuh : "") + "\n" + embedded::cluster_cuh + "\n" +
       embedded::attention_decode_common_cuh + "\n" +
       (mma ? embedded::attention_decode_mma_cuh : embedded::attention_decode_cuh);
-  return w.finish(body, mma ? "gf_attention_decode_mma" : "gf_attention_decode", launch);
+  CudaKernelSource src =
+      w.finish(body, mma ? "gf_attention_decode_mma" : "gf_attention_decode", launch);
+  // The workspace form: each block's result (maxima, sums, rows in f32), then a counter per
+  // (batch, key/value head); attention_decode_common.cuh.
+  if (!split.cluster) {
+    const int64_t part = 2 * decode_rows(a) + decode_rows(a) * a.head_dim;
+    src.workspace_bytes = static_cast<uint64_t>(blocks * part * 4 + a.batch * a.kv_heads * 4);
+  }
+  return src;
 }
 
 }  // namespace gf::codegen
