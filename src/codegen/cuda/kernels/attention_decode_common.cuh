@@ -244,27 +244,28 @@ static __device__ __forceinline__ void gf_decode_combine(const float* results, i
   }
   if constexpr (!kInCluster) {
     gf_decode_merge_blocks(y, b, kv_h, blockIdx.x / kSplitBlocks, workspace);
-    return;
-  }
-
-  // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
-  gf_cluster_sync();
-  if (rank == 0) {
-    for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
-      const int r = at / kD, d = at % kD;
-      float mx = gf_neg_inf();
-      for (uint32_t c = 0; c < kClusterBlocks; ++c) mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
-      float sum = 0.0f, weighted = 0.0f;
-      for (uint32_t c = 0; c < kClusterBlocks; ++c) {
-        const float mc = gf_cluster_load(&gf_block_m[r], c);
-        const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
-        sum += gf_cluster_load(&gf_block_l[r], c) * f;
-        weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
+  } else {
+    // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
+    gf_cluster_sync();
+    if (rank == 0) {
+      for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
+        const int r = at / kD, d = at % kD;
+        float mx = gf_neg_inf();
+        for (uint32_t c = 0; c < kClusterBlocks; ++c)
+          mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
+        float sum = 0.0f, weighted = 0.0f;
+        for (uint32_t c = 0; c < kClusterBlocks; ++c) {
+          const float mc = gf_cluster_load(&gf_block_m[r], c);
+          const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
+          sum += gf_cluster_load(&gf_block_l[r], c) * f;
+          weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
+        }
+        // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
+        const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
+        y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] =
+            gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
       }
-      // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-      const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
-      y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] = gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
     }
+    gf_cluster_sync();
   }
-  gf_cluster_sync();
 }
