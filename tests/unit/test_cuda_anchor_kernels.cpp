@@ -366,14 +366,14 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
     // Clusters of blocks per (batch, key/value head), declared on the kernel: 8 on CUDA cores; on
     // tensor cores (f16/bf16, head sizes 16-128) the largest power of two up to 8 that keeps
     // 2 x cluster x (batch x key/value heads) within the SMs, else 1. On tensor cores 8 warps
-    // where the grid has fewer than 2 blocks per SM, else 4; 8 on CUDA cores.
+    // where the grid has at most one block per SM, else 4; 8 on CUDA cores.
     const codegen::CudaKernelSource src = emit_anchor_kernel(c.node(), c.graph, "k", on);
     const codegen::AttentionNode a = codegen::read_attention_node(c.node(), c.graph);
     const bool tensor_cores = a.dtype != DType::kF32 && a.head_dim >= 16 && a.head_dim <= 128;
     EXPECT_EQ(
         src.source.find("split across the keys in clusters, tensor cores") != std::string::npos,
         tensor_cores);
-    const bool wide = src.launch.grid < 2u * static_cast<uint32_t>(on.sm_count);
+    const bool wide = src.launch.grid <= static_cast<uint32_t>(on.sm_count);
     EXPECT_EQ(src.launch.block, !tensor_cores || wide ? 256u : 128u);
     const int64_t pairs = a.batch * a.kv_heads;
     int64_t cluster = 8;
@@ -425,6 +425,11 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
   EXPECT_EQ(launch(many).block, 256u);
   EXPECT_EQ(launch(many, 8).grid, 16u * 8u * 8u);
   EXPECT_EQ(launch(many, 8).block, 128u);
+  // More blocks than SMs (20 x 8 pairs, clusters of 1): two 96 KiB blocks per SM in one wave,
+  // not 128 KiB blocks in two.
+  const AnchorCase twenty = attention(testing::qkv4(20, 32, 8, 1, 256, 128, 128, f16, 1));
+  EXPECT_EQ(launch(twenty).grid, 160u);
+  EXPECT_EQ(launch(twenty).block, 128u);
   EXPECT_EQ(emit_anchor_kernel(four.node(), four.graph, "k", on).workspace_bytes, 0u);
   // Plain blocks merged through a workspace (decode_grid_blocks): no cluster, and a workspace
   // of each block's result (2 x rows + rows x head size floats; 4 rows here) and a counter per

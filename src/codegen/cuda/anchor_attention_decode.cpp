@@ -25,9 +25,10 @@ namespace {
 constexpr int64_t kDecodeClusterBlocks = 8;
 // Tensor cores: 4 warps with rings of about 24 KiB of 16-key stages each (3 stages at head size
 // 128), so a block keeps 96 KiB of K and V in flight and two blocks fit an SM; where the grid
-// has fewer blocks than that fills, 8 warps with rings of 16 KiB (128 KiB per block, one per
-// SM). On an H200 at batch 1 x 8 key/value heads x 32k keys: 77% of the copy bandwidth with 8
-// warps, 62% with 4; at batch 16 (1024 blocks) 4 warps are faster: 102% against 100%.
+// has no more blocks than SMs, 8 warps with rings of 16 KiB (128 KiB per block, one per SM, so
+// a larger grid would take two waves). On an H200 at batch 1 x 8 key/value heads x 32k keys: 77% of
+// the copy bandwidth with 8 warps, 62% with 4; at batch 16 (1024 blocks) 4 warps are faster: 102%
+// against 100%.
 constexpr int64_t kDecodeMmaWarps = 4;
 constexpr int64_t kDecodeMmaRingBytes = 24 * 1024;
 constexpr int64_t kDecodeMmaWideWarps = 8;
@@ -106,7 +107,7 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
       "attention (decode, split across the keys " + how + (mma ? ", tensor cores)" : ")"));
   write_attention_constants(w, a);
   const int64_t element_bytes = a.dtype == DType::kF32 ? 4 : 2;
-  const bool wide = blocks < 2 * std::max(options.sm_count, 1);
+  const bool wide = blocks <= std::max(options.sm_count, 1);
   const int64_t warps = !mma ? kDecodeWarps : wide ? kDecodeMmaWideWarps : kDecodeMmaWarps;
   // Bytes of one stage of K and V per warp (kernels: kStageElems).
   const int64_t stage_bytes =
