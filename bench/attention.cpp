@@ -220,10 +220,9 @@ class Bench {
     r.shape = s;
     const int clusters = variant.clusters, row_groups = variant.row_groups;
     r.kernel = src.source.find("split across the keys") != std::string::npos
-                   ? variant.grid_blocks > 0   ? "grid/" + std::to_string(variant.grid_blocks)
-                     : clusters > 0            ? "split/" + std::to_string(clusters)
-                     : src.workspace_bytes > 0 ? "grid"
-                                               : "split"
+                   ? variant.grid_blocks > 0 ? "grid/" + std::to_string(variant.grid_blocks)
+                     : clusters > 0          ? "split/" + std::to_string(clusters)
+                                             : "split"
                : src.source.find("wgmma tensor cores") != std::string::npos
                    ? variant.key_tile > 0 ? "wgmma/" + std::to_string(variant.key_tile) : "wgmma"
                : src.source.find("tensor cores") == std::string::npos ? "row"

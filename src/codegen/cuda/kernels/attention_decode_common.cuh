@@ -185,11 +185,13 @@ static __device__ __forceinline__ void gf_decode_merge_blocks(gf_elem* y, int64_
   // other blocks wrote them).
   for (int r = threadIdx.x; r < kDecodeRows; r += kDecodeThreads) {
     float mx = gf_neg_inf();
-    for (int c = 0; c < kSplitBlocks; ++c)
-      mx = fmaxf(mx, __ldcg(parts + c * kDecodePartFloats + r));
+    for (int c = 0; c < kSplitBlocks; ++c) {
+      gf_weight[c * kDecodeRows + r] = __ldcg(parts + c * kDecodePartFloats + r);  // its maximum
+      mx = fmaxf(mx, gf_weight[c * kDecodeRows + r]);
+    }
     float sum = 0.0f;
     for (int c = 0; c < kSplitBlocks; ++c) {
-      const float mc = __ldcg(parts + c * kDecodePartFloats + r);
+      const float mc = gf_weight[c * kDecodeRows + r];
       const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
       gf_weight[c * kDecodeRows + r] = f;
       sum += __ldcg(parts + c * kDecodePartFloats + kDecodeRows + r) * f;
