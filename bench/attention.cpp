@@ -142,7 +142,6 @@ struct Variant {
   int row_groups = 0;  // nonzero: the mma.sync kernel with that many 16-row groups per warp
   int key_tile = 0;    // the wgmma kernel's keys per tile; 0: its choice
   int clusters = 0;    // blocks per cluster of the decode kernel; 0: its choice
-  int grid_blocks = 0;  // or plain blocks per (batch, key/value head), merged through a workspace
 };
 
 // Reads `pieces` 16-byte pieces of k and of v; the xor of what it read decides a store that
@@ -184,7 +183,6 @@ class Bench {
     options.attention_key_tile = variant.key_tile;
     options.split_kv_attention = variant.tensor_cores;  // the decode rows: split across the keys
     options.decode_cluster_blocks = variant.clusters;
-    options.decode_grid_blocks = variant.grid_blocks;
     const codegen::CudaKernelSource src = codegen::emit_anchor_kernel(g.node(0), g, "bench_attention", options);
     const codegen::CubinPtr cubin =
         compiler_.compile(src.source, options.compute_capability, codegen::arch_target_of(src));
@@ -204,14 +202,6 @@ class Bench {
       const std::vector<uint16_t> bits = random_bits(n, s.dtype, seed++);
       GF_CU(cuda_driver().cuMemcpyHtoD(table.back(), bits.data(), n * 2));
     }
-    // The decode kernel's workspace (zeroed; each launch leaves it so), shared by the copies
-    // below: the launches run one after another.
-    std::unique_ptr<DeviceBuffer> workspace;
-    if (src.workspace_bytes > 0) {
-      workspace = std::make_unique<DeviceBuffer>(src.workspace_bytes);
-      GF_CU(cuda_driver().cuMemsetD8(workspace->ptr(), 0, src.workspace_bytes));
-      table.push_back(workspace->ptr());
-    }
     DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
     GF_CU(cuda_driver().cuMemcpyHtoD(table_buffer.ptr(), table.data(), table_buffer.bytes()));
     CUdeviceptr table_ptr = table_buffer.ptr();
@@ -220,9 +210,7 @@ class Bench {
     r.shape = s;
     const int clusters = variant.clusters, row_groups = variant.row_groups;
     r.kernel = src.source.find("split across the keys") != std::string::npos
-                   ? variant.grid_blocks > 0 ? "grid/" + std::to_string(variant.grid_blocks)
-                     : clusters > 0          ? "split/" + std::to_string(clusters)
-                                             : "split"
+                   ? clusters > 0 ? "split/" + std::to_string(clusters) : "split"
                : src.source.find("wgmma tensor cores") != std::string::npos
                    ? variant.key_tile > 0 ? "wgmma/" + std::to_string(variant.key_tile) : "wgmma"
                : src.source.find("tensor cores") == std::string::npos ? "row"
@@ -236,17 +224,13 @@ class Bench {
       const int copies = copies_for(s);
       add_copies(buffers, copies);
       std::vector<CUdeviceptr> tables;
-      for (size_t i = 0; i < buffers.size(); ++i) {
-        tables.push_back(buffers[i]->ptr());
-        if (workspace && i % 4 == 3) tables.push_back(workspace->ptr());
-      }
+      for (size_t i = 0; i < buffers.size(); ++i) tables.push_back(buffers[i]->ptr());
       DeviceBuffer all_tables(tables.size() * sizeof(CUdeviceptr));
       GF_CU(cuda_driver().cuMemcpyHtoD(all_tables.ptr(), tables.data(), all_tables.bytes()));
       int next = 0;
       r.queued_us = bench::time_us_batched(iters_, copies, [&] {
-        CUdeviceptr at =
-            all_tables.ptr() +
-            static_cast<CUdeviceptr>(table.size() * sizeof(CUdeviceptr) * (next++ % copies));
+        CUdeviceptr at = all_tables.ptr() +
+                         static_cast<CUdeviceptr>(4 * sizeof(CUdeviceptr) * (next++ % copies));
         void* rotated[] = {&at};
         GF_CU(cuda_driver().cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
                                            src.launch.dynamic_shared_bytes, nullptr, rotated,
@@ -414,7 +398,7 @@ std::vector<Shape4> decode_shapes(bool quick) {
 int bench_main(int argc, char** argv) {
   int iters = 20;
   bool quick = false, row_kernel = false, decode_only = false, mma_sync = false;
-  std::vector<int> row_groups, decode_clusters, decode_grid, key_tiles;
+  std::vector<int> row_groups, decode_clusters, key_tiles;
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -428,13 +412,11 @@ int bench_main(int argc, char** argv) {
       row_kernel = true;
     } else if (a == "--mma-sync") {
       mma_sync = true;
-    } else if ((a == "--row-groups" || a == "--decode-clusters" || a == "--decode-grid" ||
-                a == "--key-tiles") &&
+    } else if ((a == "--row-groups" || a == "--decode-clusters" || a == "--key-tiles") &&
                i + 1 < argc) {
-      std::vector<int>& list = a == "--row-groups"    ? row_groups
-                               : a == "--key-tiles"   ? key_tiles
-                               : a == "--decode-grid" ? decode_grid
-                                                      : decode_clusters;
+      std::vector<int>& list = a == "--row-groups"  ? row_groups
+                               : a == "--key-tiles" ? key_tiles
+                                                    : decode_clusters;
       for (const char* p = argv[++i]; *p;) {
         list.push_back(std::atoi(p));
         while (*p && *p != ',') ++p;
@@ -446,7 +428,7 @@ int bench_main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_attention [--iters N] [--quick] [--row-kernel] [--mma-sync] "
                    "[--row-groups 1,2] [--key-tiles 64,128] [--decode-only] [--decode-clusters "
-                   "8,16] [--decode-grid 16,32] [--json FILE]\n");
+                   "8,16] [--json FILE]\n");
       return 1;
     }
   }
@@ -477,8 +459,6 @@ int bench_main(int argc, char** argv) {
     decode.push_back(bench.run(s, Variant{}, true));
     for (int clusters : decode_clusters)
       decode.push_back(bench.run(s, Variant{.clusters = clusters}, true));
-    for (int blocks : decode_grid)
-      decode.push_back(bench.run(s, Variant{.grid_blocks = blocks}, true));
     if (row_kernel) decode.push_back(bench.run(s, Variant{.tensor_cores = false}, true));
     if (Result c = bench.run_cudnn(s, true); !c.kernel.empty()) decode.push_back(c);
     const double read_us = bench.read_kv_us(s);

@@ -4,7 +4,7 @@
 // over replays with events.
 //
 //   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]
-//                     [--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32] [--stage-a]
+//                     [--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
 // and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32
@@ -14,9 +14,7 @@
 // (SkinnyGemmSpec::stable_input_addresses); --late-addresses reads it after, as a kernel whose A
 // may be bound to a caller's buffer does. --math picks the units of the W [n, k] rows' kernels
 // (SkinnyGemmSpec::math; default auto: tensor cores from kSkinnyTensorCoreMinRows rows on), and
-// --tile-cols the tensor-core kernels' columns per block (default: the layout's choice);
-// --stage-a has the CUDA-core kernels of the W [n, k] rows copy A into shared memory once per
-// block (SkinnyGemmSpec::stage_a).
+// --tile-cols the tensor-core kernels' columns per block (default: the layout's choice).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -94,8 +92,7 @@ struct Timing {
 };
 
 Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream,
-               int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols,
-               bool stage_a) {
+               int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols) {
   const DType dtype = DType::kF16;
   const size_t es = 2;
   Timing t;
@@ -138,7 +135,6 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     spec.stable_input_addresses = early_addresses;  // nothing repoints this bench's tables
     if (row.w_transposed) spec.math = math;  // f16, k a multiple of 8: either unit takes W [n, k]
     spec.tensor_core_tile_cols = tile_cols;
-    spec.stage_a = stage_a;
     const std::string name = "gf_skinny";
     const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);
     std::unique_ptr<CudaModule>& module = modules[src.source];
@@ -237,7 +233,6 @@ int run(int argc, char** argv) {
   bool early_addresses = true;
   codegen::SkinnyMath math = codegen::SkinnyMath::kAuto;
   int tile_cols = 0;
-  bool stage_a = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
@@ -249,13 +244,11 @@ int run(int argc, char** argv) {
       ++i;
     else if (arg == "--tile-cols" && i + 1 < argc)
       tile_cols = std::atoi(argv[++i]);  // the emitter checks it
-    else if (arg == "--stage-a")
-      stage_a = true;
     else
       throw Error(
           ErrorCode::kInvalidArgument,
           "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses] "
-          "[--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32] [--stage-a]");
+          "[--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]");
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -311,12 +304,11 @@ int run(int argc, char** argv) {
   std::printf(
       "%s, %d SMs; device-to-device copy: %.2f TB/s; f16, each row one CUDA graph; W [n, k] "
       "kernels "
-      "on %s%s\n",
+      "on %s\n",
       dev.name.c_str(), dev.multiprocessors, copy_tbs,
       math == codegen::SkinnyMath::kAuto        ? "the units auto picks"
       : math == codegen::SkinnyMath::kCudaCores ? "CUDA cores"
-                                                : "tensor cores",
-      stage_a ? ", A staged in shared memory where it applies" : "");
+                                                : "tensor cores");
   std::printf("ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one before it\n"
               "finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time.\n");
   std::printf("| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us | cuBLASLt TB/s | "
@@ -324,8 +316,8 @@ int run(int argc, char** argv) {
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
-    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math,
-                             tile_cols, stage_a);
+    const Timing t =
+        run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math, tile_cols);
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;
     const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;

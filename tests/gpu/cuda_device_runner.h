@@ -59,10 +59,7 @@ class CudaTestDevice {
   // The same for any emitted source of the common ABI (an anchor kernel, say): `buffers` in the
   // kernel's table order, `is_output` marking those it writes. Each buffer starts
   // `offset_bytes` past an allocation (a multiple of 256 bytes): an odd multiple of the element
-  // size gives the kernel pointers that are not vector-aligned. A kernel with a workspace
-  // (src.workspace_bytes) gets one, zeroed, after the buffers, and runs twice on it, the outputs
-  // poisoned again before the second launch, whose results are returned: so a launch that
-  // leaves its workspace otherwise than the next one expects fails the caller's check.
+  // size gives the kernel pointers that are not vector-aligned.
   void run_source(const codegen::CudaKernelSource& src, std::vector<Tensor>& buffers,
                   const std::vector<bool>& is_output, unsigned char poison,
                   size_t offset_bytes = 0) {
@@ -87,31 +84,17 @@ class CudaTestDevice {
         GF_CU(cu.cuMemcpyHtoD(table.back(), t.raw(), t.nbytes()));
       }
     }
-    if (src.workspace_bytes > 0) {
-      device.push_back(std::make_unique<DeviceBuffer>(src.workspace_bytes));
-      GF_CU(cu.cuMemsetD8(device.back()->ptr(), 0, src.workspace_bytes));
-      table.push_back(device.back()->ptr());
-    }
     DeviceBuffer table_buffer(table.size() * sizeof(CUdeviceptr));
     if (!table.empty()) {
       GF_CU(cu.cuMemcpyHtoD(table_buffer.ptr(), table.data(), table_buffer.bytes()));
     }
-    for (int launch = 0; launch < (src.workspace_bytes > 0 ? 2 : 1); ++launch) {
-      if (launch > 0) {
-        for (size_t i = 0; i < buffers.size(); ++i) {
-          if (is_output[i] && buffers[i].nbytes() > 0) {
-            GF_CU(cu.cuMemsetD8(table[i], poison, buffers[i].nbytes()));
-          }
-        }
-      }
-      if (src.launch.grid > 0) {
-        CUdeviceptr table_ptr = table_buffer.ptr();
-        void* params[] = {&table_ptr};
-        GF_CU(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
-                                src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
-      }
-      GF_CU(cu.cuCtxSynchronize());
+    if (src.launch.grid > 0) {
+      CUdeviceptr table_ptr = table_buffer.ptr();
+      void* params[] = {&table_ptr};
+      GF_CU(cu.cuLaunchKernel(fn, src.launch.grid, 1, 1, src.launch.block, 1, 1,
+                              src.launch.dynamic_shared_bytes, nullptr, params, nullptr));
     }
+    GF_CU(cu.cuCtxSynchronize());
     for (size_t i = 0; i < buffers.size(); ++i) {
       Tensor& t = buffers[i];
       if (is_output[i] && t.nbytes() > 0) {

@@ -179,18 +179,6 @@ TEST_P(CudaDecodeAttention, MatchesTheReferenceFromAlignedAndUnalignedBuffersAnd
     const Tensor got = run_anchor(*device_, c, 0xff, sized);
     testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
   }
-  // Plain blocks merged through the workspace (run twice on it: run_source), down to blocks
-  // whose slice of the keys is empty.
-  for (const int blocks : {3, 16, 33, 256}) {
-    SCOPED_TRACE("grid of " + std::to_string(blocks) + " blocks per head");
-    codegen::CudaEmitOptions sized = options;
-    sized.decode_grid_blocks = blocks;
-    for (const size_t offset : {size_t{0}, size_t{c.inputs[0].dtype() == DType::kF32 ? 4u : 2u}}) {
-      SCOPED_TRACE(offset ? "unaligned" : "aligned");
-      const Tensor got = run_anchor(*device_, c, 0xff, sized, offset);
-      testing::expect_values(got, want.dims(), testing::as_doubles(want), c.rtol, c.atol);
-    }
-  }
   {
     SCOPED_TRACE("split off");
     codegen::CudaEmitOptions off;

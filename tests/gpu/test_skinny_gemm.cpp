@@ -123,8 +123,6 @@ TEST_F(SkinnyGemmGpu, MatchesTheDefinitionForEveryEpilogueDtypeAndRowCount) {
           // Every other group of six: W constant, so the kernel may move it before its wait.
           s.prefetch_weights = (cases / 6) % 2 == 1;
           s.constant_epilogue = s.prefetch_weights;
-          // Every other pair of cases: A staged in shared memory (where the layout takes it).
-          s.stage_a = (cases / 2) % 2 == 1;
           // The epilogue cycles with the case number so that every one meets every layout.
           const int e = cases++ % 6;
           s.gated = e == 5;

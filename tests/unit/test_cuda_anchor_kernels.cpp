@@ -216,14 +216,6 @@ TEST(CudaAnchorKernels, BadNamesSmCountsClusterSizesAndTilesAreInvalidArguments)
   clusters.decode_cluster_blocks = 17;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", clusters); },
                ErrorCode::kInvalidArgument, {"decode_cluster_blocks 17", "0..16"});
-  codegen::CudaEmitOptions grid;
-  grid.decode_grid_blocks = 257;
-  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", grid); },
-               ErrorCode::kInvalidArgument, {"decode_grid_blocks 257", "0..256"});
-  grid.decode_grid_blocks = 16;
-  grid.decode_cluster_blocks = 8;
-  expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", grid); },
-               ErrorCode::kInvalidArgument, {"both set (16, 8)"});
   codegen::CudaEmitOptions tiles;
   tiles.attention_key_tile = 96;
   expect_error([&] { emit_anchor_kernel(c.node(), c.graph, "k", tiles); },
@@ -430,21 +422,6 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
   const AnchorCase twenty = attention(testing::qkv4(20, 32, 8, 1, 256, 128, 128, f16, 1));
   EXPECT_EQ(launch(twenty).grid, 160u);
   EXPECT_EQ(launch(twenty).block, 128u);
-  EXPECT_EQ(emit_anchor_kernel(four.node(), four.graph, "k", on).workspace_bytes, 0u);
-  // Plain blocks merged through a workspace (decode_grid_blocks): no cluster, and a workspace
-  // of each block's result (2 x rows + rows x head size floats; 4 rows here) and a counter per
-  // pair.
-  codegen::CudaEmitOptions grid = on;
-  grid.decode_grid_blocks = 33;
-  const codegen::CudaKernelSource g33 = emit_anchor_kernel(four.node(), four.graph, "k", grid);
-  EXPECT_EQ(g33.launch.grid, 4u * 8u * 33u);
-  EXPECT_EQ(g33.launch.cluster_blocks, 1u);
-  const std::string entry = g33.source.substr(g33.source.find("extern \"C\" __global__"));
-  EXPECT_EQ(entry.find("__cluster_dims__"), std::string::npos) << entry;
-  EXPECT_NE(g33.source.find("split across the keys in blocks merged through a workspace, tensor "
-                            "cores"),
-            std::string::npos);
-  EXPECT_EQ(g33.workspace_bytes, (4u * 8u * 33u * (2u * 4u + 4u * 128u) + 4u * 8u) * 4u);
 }
 
 TEST(CudnnConvWithoutDevice, RefusesCleanly) {

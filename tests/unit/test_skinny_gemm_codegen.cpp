@@ -85,11 +85,6 @@ TEST(SkinnyGemmCodegen, EveryVariantCompiles) {
           sources.push_back(
               codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
           if (!transposed) continue;
-          // A staged in shared memory (SkinnyGemmSpec::stage_a).
-          s.stage_a = true;
-          sources.push_back(
-              codegen::emit_skinny_gemm_kernel(s, "gf_skinny_" + std::to_string(i++)).source);
-          s.stage_a = false;
           // With the norm before the product read into the kernel (W [n, k] only).
           s.row_norm = codegen::SkinnyRowNorm::kLayerNorm;
           s.row_norm_bias = constant_w;
@@ -174,34 +169,6 @@ TEST(SkinnyGemmCodegen, ConstantRowsThatFitInRegistersAreLoadedBeforeTheWait) {
   s.gated = false;
   s.k = 3076;  // rows not 16-byte aligned: scalar loads after the wait
   EXPECT_EQ(pieces(), 0);
-}
-
-// SkinnyGemmSpec::stage_a applies to W [n, k] on CUDA cores without a row norm, with vector
-// loads, for A of at most kMaxStagedABytes; elsewhere the kernel reads A as before.
-TEST(SkinnyGemmCodegen, AIsStagedInSharedMemoryOnlyWhereAsked) {
-  const auto staged = [](const SkinnyGemmSpec& s) {
-    return codegen::emit_skinny_gemm_kernel(s, "k", 132)
-               .source.find("constexpr bool kStageA = true;") != std::string::npos;
-  };
-  SkinnyGemmSpec s = product(DType::kF16, 1, 768, 3072, true);
-  EXPECT_FALSE(staged(s));  // off by default
-  s.stage_a = true;
-  EXPECT_TRUE(staged(s));
-  s.math = codegen::SkinnyMath::kCudaCores;
-  s.m = 6;  // 6 x 3072 x 2 bytes: more than 32 KiB
-  EXPECT_FALSE(staged(s));
-  s.m = 5;
-  EXPECT_TRUE(staged(s));
-  s.math = codegen::SkinnyMath::kTensorCores;
-  EXPECT_FALSE(staged(s));
-  s.math = codegen::SkinnyMath::kAuto;
-  s.m = 1;
-  s.row_norm = codegen::SkinnyRowNorm::kRmsNorm;
-  EXPECT_FALSE(staged(s));
-  s.row_norm = codegen::SkinnyRowNorm::kNone;
-  s.k = 3076;  // rows not 16-byte aligned
-  EXPECT_FALSE(staged(s));
-  EXPECT_FALSE(staged(product(DType::kF16, 1, 768, 3072, false)));  // W [k, n]
 }
 
 // ptxas moves read-only loads (__ldg, ld.global.nc) below griddepcontrol.wait, which would

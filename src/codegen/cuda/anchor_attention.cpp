@@ -189,15 +189,6 @@ void check_attention_options(const Node& node, const CudaEmitOptions& options) {
     bad("decode_cluster_blocks " + std::to_string(options.decode_cluster_blocks) +
         " is outside 0.." + std::to_string(kMaxClusterBlocks));
   }
-  if (options.decode_grid_blocks < 0 || options.decode_grid_blocks > kMaxDecodeGridBlocks) {
-    bad("decode_grid_blocks " + std::to_string(options.decode_grid_blocks) + " is outside 0.." +
-        std::to_string(kMaxDecodeGridBlocks));
-  }
-  if (options.decode_grid_blocks > 0 && options.decode_cluster_blocks > 0) {
-    bad("decode_grid_blocks and decode_cluster_blocks are both set (" +
-        std::to_string(options.decode_grid_blocks) + ", " +
-        std::to_string(options.decode_cluster_blocks) + "); at most one may be");
-  }
   if (options.attention_key_tile != 0 && options.attention_key_tile != 64 &&
       options.attention_key_tile != 128) {
     bad("attention_key_tile " + std::to_string(options.attention_key_tile) +

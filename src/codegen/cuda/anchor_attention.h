@@ -46,8 +46,7 @@ AttentionNode read_attention_node(const Node& node, const Graph& g);
 void write_attention_constants(anchor::AnchorWriter& w, const AttentionNode& a);
 
 // kInvalidArgument, naming the node, for attention options outside their ranges
-// (decode_cluster_blocks, decode_grid_blocks, attention_key_tile, attention_row_groups; both
-// decode forms at once); emit_anchor_kernel and
+// (decode_cluster_blocks, attention_key_tile, attention_row_groups); emit_anchor_kernel and
 // emit_attention_kernel_for check them.
 void check_attention_options(const Node& node, const CudaEmitOptions& options);
 

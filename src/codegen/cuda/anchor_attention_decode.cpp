@@ -1,9 +1,8 @@
 // The split-KV decode Attention kernels: the node's constants ahead of
 // kernels/attention_decode_common.cuh and either kernels/attention_decode_mma.cuh (tensor cores,
-// f16/bf16) or kernels/attention_decode.cuh (CUDA cores); blocks over slices of the keys, in
-// clusters or merged through a workspace, see there.
+// f16/bf16) or kernels/attention_decode.cuh (CUDA cores); clusters of blocks over slices of
+// the keys, see there.
 #include <algorithm>
-#include <string>
 
 #include "codegen/cuda/anchor_attention.h"
 #include "codegen/cuda/kernels/attention_common_cuh.h"
@@ -21,7 +20,9 @@ namespace {
 // always takes 8. The tensor-core kernel takes the largest power of two whose grid still leaves
 // each block an SM pair's worth of room (2 x cluster x pairs <= SMs), else 1: on an H200 (132
 // SMs, 8 key/value heads, 4k / 32k keys, % of copy) batch 1 is best at 8 (35 / 83), batch 4 at 2
-// (70 / 102, against 49 / 90 at 8), batch 16 at 1 (98 / 110, against 77 / 106 at 8).
+// (70 / 102, against 49 / 90 at 8), batch 16 at 1 (98 / 110, against 77 / 106 at 8). Plain
+// blocks merging through a workspace, which could take more than a cluster, did no better at
+// any of these (bench/README.md).
 constexpr int64_t kDecodeClusterBlocks = 8;
 // Tensor cores: 4 warps with rings of about 24 KiB of 16-key stages each (3 stages at head size
 // 128), so a block keeps 96 KiB of K and V in flight and two blocks fit an SM; where the grid
@@ -64,21 +65,13 @@ bool decode_device(const CudaEmitOptions& options) {
   return options.compute_capability >= 90 && options.compute_capability < 110;
 }
 
-// How the keys of one (batch, key/value head) are split: over `blocks` blocks, in one cluster
-// or merged through a workspace.
-struct DecodeSplit {
-  int64_t blocks = 1;
-  bool cluster = true;
-};
-
-DecodeSplit decode_split(const AttentionNode& a, const CudaEmitOptions& options) {
-  if (options.decode_grid_blocks > 0) return {options.decode_grid_blocks, false};
-  if (options.decode_cluster_blocks > 0) return {options.decode_cluster_blocks, true};
-  if (!decode_on_tensor_cores(a)) return {kDecodeClusterBlocks, true};
+int64_t decode_cluster_blocks(const AttentionNode& a, const CudaEmitOptions& options) {
+  if (options.decode_cluster_blocks > 0) return options.decode_cluster_blocks;
+  if (!decode_on_tensor_cores(a)) return kDecodeClusterBlocks;
   const int64_t pairs = a.batch * a.kv_heads;
   int64_t cluster = kDecodeClusterBlocks;
   while (cluster > 1 && 2 * cluster * pairs > options.sm_count) cluster /= 2;
-  return {cluster, true};
+  return cluster;
 }
 
 }  // namespace
@@ -95,16 +88,15 @@ bool decode_attention_fits(const AttentionNode& a, const CudaEmitOptions& option
 CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                                               const AttentionNode& a, const std::string& name,
                                               const CudaEmitOptions& options) {
-  const DecodeSplit split = decode_split(a, options);
-  const int64_t blocks = a.batch * a.kv_heads * split.blocks;
+  const int64_t cluster = decode_cluster_blocks(a, options);
+  const int64_t blocks = a.batch * a.kv_heads * cluster;
   if (blocks > int64_t{0x7fffffff}) {
     anchor::unsupported(node, g, "too many key/value heads (" + a.shapes + ")");
   }
   const bool mma = decode_on_tensor_cores(a);
-  const std::string how = split.cluster ? "in clusters" : "in blocks merged through a workspace";
-  anchor::AnchorWriter w(
-      node, g, name,
-      "attention (decode, split across the keys " + how + (mma ? ", tensor cores)" : ")"));
+  anchor::AnchorWriter w(node, g, name,
+                         mma ? "attention (decode, split across the keys in clusters, tensor cores)"
+                             : "attention (decode, split across the keys in clusters)");
   write_attention_constants(w, a);
   const int64_t element_bytes = a.dtype == DType::kF32 ? 4 : 2;
   const bool wide = blocks <= std::max(options.sm_count, 1);
@@ -117,13 +109,12 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                          : element_bytes == 4 ? kDecodeStages32
                                               : kDecodeStages16;
   w.constant("kWarps", warps);
-  w.constant("kSplitBlocks", split.blocks);
-  w.constant("kClusterBlocks", split.cluster ? split.blocks : 1);
+  w.constant("kClusterBlocks", cluster);
   w.constant("kStages", stages);
   w.constant("kRows", decode_rows(a));
   w.constant_f32("kScale", static_cast<float>(a.scale));
   if (mma) w.flag("kBf16", a.dtype == DType::kBF16);
-  w.cluster_blocks(static_cast<int>(split.cluster ? split.blocks : 1));
+  w.cluster_blocks(static_cast<int>(cluster));
 
   LaunchConfig launch;
   launch.block = static_cast<uint32_t>(32 * warps);
@@ -134,15 +125,7 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
       (mma ? embedded::mma_fragments_cuh : "") + "\n" + embedded::cluster_cuh + "\n" +
       embedded::attention_decode_common_cuh + "\n" +
       (mma ? embedded::attention_decode_mma_cuh : embedded::attention_decode_cuh);
-  CudaKernelSource src =
-      w.finish(body, mma ? "gf_attention_decode_mma" : "gf_attention_decode", launch);
-  // The workspace form: each block's result (maxima, sums, rows in f32), then a counter per
-  // (batch, key/value head); attention_decode_common.cuh.
-  if (!split.cluster) {
-    const int64_t part = 2 * decode_rows(a) + decode_rows(a) * a.head_dim;
-    src.workspace_bytes = static_cast<uint64_t>(blocks * part * 4 + a.batch * a.kv_heads * 4);
-  }
-  return src;
+  return w.finish(body, mma ? "gf_attention_decode_mma" : "gf_attention_decode", launch);
 }
 
 }  // namespace gf::codegen

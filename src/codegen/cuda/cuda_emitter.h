@@ -97,13 +97,7 @@ struct CudaEmitOptions {
   // Blocks per cluster of that kernel (1..kMaxClusterBlocks; above 8 the loader allows the
   // non-portable size); 0: chosen from the shapes.
   int decode_cluster_blocks = 0;
-  // Or that many plain blocks per (batch, key/value head) (1..kMaxDecodeGridBlocks), merged
-  // through a workspace by the last to finish, where a cluster would leave SMs idle; 0: chosen
-  // from the shapes. At most one of the two is set.
-  int decode_grid_blocks = 0;
 };
-
-inline constexpr int kMaxDecodeGridBlocks = 256;
 
 // The largest thread-block cluster sm_90 launches (with the non-portable size allowed).
 inline constexpr int kMaxClusterBlocks = 16;
@@ -132,11 +126,6 @@ struct CudaKernelSource {
   // The source uses instructions of one exact architecture (wgmma on sm_90a): compile it with
   // ArchTarget::kSpecific (nvrtc_compiler.h).
   bool arch_specific = false;
-  // Bytes of device memory the kernel needs besides its buffers (an anchor kernel's; 0: none),
-  // passed as one more table entry after them: zeroed once when allocated, kept across
-  // launches, and left by every launch as the next one expects to find it (counters back at 0).
-  // One launch at a time per workspace.
-  uint64_t workspace_bytes = 0;
 };
 
 // `graph` supplies the attributes and names of the nodes that the kernel's kOp exprs came from.

@@ -76,7 +76,6 @@ struct Layout {
   int64_t chunks_per_warp = 0;  // the first preload_chunks of them loaded before the wait
   int64_t preload_chunks = 0;
   int64_t tile_cols = 0;  // output columns per block, 8 per MMA column group
-  bool stage_a = false;   // W [n, k] on CUDA cores: A copied into shared memory per block
 };
 
 bool tensor_cores_fit(const SkinnyGemmSpec& s) {
@@ -148,8 +147,6 @@ Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
     const int64_t norm_arrays = s.row_norm == SkinnyRowNorm::kNone ? 0 : s.row_norm_bias ? 2 : 1;
     l.preload_norm = l.preload_pieces > 0 && norm_arrays > 0 && s.constant_epilogue &&
                      pieces * ((s.gated ? 2 : 1) + norm_arrays) <= kMaxPreloadPieces;
-    l.stage_a =
-        s.stage_a && l.vector_loads && norm_arrays == 0 && s.m * s.k * es <= kMaxStagedABytes;
     l.k_per_split = s.k;
     return l;
   }
@@ -190,7 +187,7 @@ std::string SkinnyGemmSpec::to_string() const {
     << (has_bias ? " +bias" : "")
     << (activation != SkinnyActivation::kNone && !gated ? " +activation" : "")
     << (has_residual ? " +residual" : "") << (prefetch_weights ? " (constant W)" : "")
-    << (stable_input_addresses ? " (early input addresses)" : "") << (stage_a ? " (A staged)" : "")
+    << (stable_input_addresses ? " (early input addresses)" : "")
     << (math == SkinnyMath::kCudaCores     ? " (CUDA cores)"
         : math == SkinnyMath::kTensorCores ? " (tensor cores)"
                                            : "")
@@ -263,7 +260,6 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << "constexpr bool kStableInputAddresses = "
       << (spec.stable_input_addresses ? "true" : "false") << ";\n"
       << "constexpr bool kVectorLoads = " << (l.vector_loads ? "true" : "false") << ";\n"
-      << "constexpr bool kStageA = " << (l.stage_a ? "true" : "false") << ";\n"
       << "constexpr bool kPrefetchWeights = " << (prefetches_weights(spec, l) ? "true" : "false")
       << ";\n"
       << "constexpr int kTiles = " << l.tiles << ", kSplits = " << l.splits

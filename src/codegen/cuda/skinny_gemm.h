@@ -23,8 +23,6 @@ namespace gf::codegen {
 inline constexpr int64_t kSkinnyGemmMaxRows = 16;
 // SkinnyMath::kAuto runs products of at least this many rows on tensor cores where they can.
 inline constexpr int64_t kSkinnyTensorCoreMinRows = 2;
-// SkinnyGemmSpec::stage_a: the largest A (m x k elements) a block copies into shared memory.
-inline constexpr int64_t kMaxStagedABytes = 32 * 1024;
 
 enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
 
@@ -68,11 +66,6 @@ struct SkinnyGemmSpec {
   // buffers after its own trigger): the kernel reads those addresses before its wait too, which
   // takes one L2 round trip off the path from the wait to A's loads. The caller vouches for it.
   bool stable_input_addresses = false;
-  // W [n, k] on CUDA cores, without a row norm, A of at most kMaxStagedABytes: the block copies
-  // A into shared memory once after its wait and its warps read it there, where otherwise
-  // every warp reads all of A (at one row, as many bytes as W) from L1/L2 on the path from the
-  // wait to the store. Off by default until measured; ignored where it does not apply.
-  bool stage_a = false;
   SkinnyMath math = SkinnyMath::kAuto;
   // Tensor cores: output columns per block (8, 16 or 32); 0 lets the layout choose (8). Wider
   // blocks read A from L2 fewer times over, narrower ones spread W over more SMs: GPT-2 small's

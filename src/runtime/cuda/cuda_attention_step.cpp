@@ -60,13 +60,6 @@ std::string key_of(const SdpaDims& d, int device_cc) {
   return k;
 }
 
-// The table entry of Y in our kernel's step: the last, but for its workspace.
-size_t output_entry(const CudaStep& generated) {
-  size_t i = generated.buffers.size() - 1;
-  while (i > 0 && generated.buffers[i] == kStepPrivateBuffer) --i;
-  return i;
-}
-
 struct Timing {
   double generated_us = 0, cudnn_us = 0;
 };
@@ -114,7 +107,7 @@ Timing time_both(const Graph& g, const CudaStep& generated, const CudnnSdpa& sdp
   const auto at = [&](size_t i) {
     return reinterpret_cast<void*>(static_cast<uintptr_t>(table[i]));
   };
-  const size_t y = output_entry(generated);
+  const size_t y = generated.buffers.size() - 1;
   const SdpaBuffers io{at(0), at(1), at(2), at(y),
                        reinterpret_cast<void*>(static_cast<uintptr_t>(workspace.ptr()))};
   t.cudnn_us = median_device_us([&] { sdpa.run(io, nullptr); }, "timing cuDNN's attention");
@@ -197,7 +190,7 @@ std::optional<CudaStep> cudnn_attention_step(const Graph& g, NodeId id,
   s.kind = CudaStep::Kind::kAttention;
   s.node = id;
   s.buffers = {generated.buffers[0], generated.buffers[1], generated.buffers[2],
-               generated.buffers[output_entry(generated)]};
+               generated.buffers.back()};
   s.is_output = {false, false, false, true};
   s.sdpa_offsets = {a.q.offset, a.k.offset, a.v.offset, a.y.offset};
   s.label =

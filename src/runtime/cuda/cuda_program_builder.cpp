@@ -56,15 +56,6 @@ StepBuffers CudaStep::reads_and_writes(const Graph& g) const {
 
 namespace {
 
-// An anchor kernel's workspace (CudaKernelSource::workspace_bytes) as the step's private buffer,
-// its table entry after the kernel's buffers.
-void add_kernel_workspace(CudaStep& s) {
-  if (s.kernel.workspace_bytes == 0) return;
-  s.buffers.push_back(kStepPrivateBuffer);
-  s.is_output.push_back(false);
-  s.private_bytes = s.kernel.workspace_bytes;
-}
-
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
@@ -233,7 +224,6 @@ class StepBuilder {
       s.buffers = codegen::anchor_kernel_buffers(n);
       for (ValueId v : s.buffers)
         s.is_output.push_back(std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end());
-      add_kernel_workspace(s);
       if (n.op == Op::kAttention) {
         add_attention_step(id, codegen::read_attention_node(n, g_), std::move(s));
         return true;
@@ -331,7 +321,6 @@ class StepBuilder {
         step.step.buffers = buffers;
         step.step.is_output.assign(buffers.size(), false);
         step.step.is_output.back() = true;
-        add_kernel_workspace(step.step);
         if (out) step.done = epilogue;
         step.node = a;
         for (const fusion::Group* view : views) in_place_views_.insert(view->id);

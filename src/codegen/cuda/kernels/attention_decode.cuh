@@ -59,7 +59,6 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
   const gf_elem* v = (const gf_elem*)buffers[2] + kVOffset;
   const void* mask = kHasMask ? buffers[3] : nullptr;
   gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
-  float* const workspace = kInCluster ? nullptr : (float*)buffers[kHasMask ? 5 : 4];
 
   // Per warp a ring of kStages stages (dynamic shared memory), which holds the warp's partial
   // results once its keys are done.
@@ -68,8 +67,8 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int team_lane = lane % kLanesPerKey;  // this lane's dims: 8 * team_lane ...
   const int team = lane / kLanesPerKey;
-  const uint32_t rank = gf_decode_rank();
-  const int64_t group = blockIdx.x / kSplitBlocks;  // (batch, key/value head)
+  const uint32_t rank = gf_cluster_rank();
+  const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
   const int64_t b = group / kHkv;
   const int d0 = 8 * team_lane;
@@ -185,6 +184,5 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
     }
   }
   gf_decode_combine(reinterpret_cast<const float*>(gf_decode_shared),
-                    (int64_t)kStages * kStageElems * (int)sizeof(gf_elem) / 4, y, b, kv_h, rank,
-                    workspace);
+                    (int64_t)kStages * kStageElems * (int)sizeof(gf_elem) / 4, y, b, kv_h, rank);
 }

@@ -1,28 +1,21 @@
 // What both split-KV decode attention kernels share (attention_decode.cuh on CUDA cores,
-// attention_decode_mma.cuh on tensor cores): kSplitBlocks blocks per (batch, key/value head),
-// whose query rows are the kGroup query heads that share that key/value head times the kSq
-// query positions (kRows of them), so K and V are read once for all of them. Block `rank` of
-// the group takes the rank-th slice of the keys, in stages that its warps take in turn: each
-// warp streams its stages through a ring of its own in shared memory (cp.async, kStages deep),
-// so a block keeps tens of KiB of loads in flight without the registers to hold them, and no
-// warp waits on another before its keys are done. Each warp keeps a running max, sum and
-// weighted sum of V per row (online softmax in f32, log2 units) and leaves them in its ring;
-// the warps of a block are merged through shared memory, then the blocks of the group, one of
-// two ways:
-// - as one thread-block cluster (kClusterBlocks == kSplitBlocks, sm_90): block 0 reads the
-//   others' results from their shared memory (distributed shared memory) and writes Y. No
-//   workspace.
-// - as plain blocks (kClusterBlocks == 1 < kSplitBlocks), so that a group may span more SMs
-//   than a cluster can: each block writes its result to a workspace (kDecodePartFloats floats a
-//   block, then a counter per group; zeroed once when allocated), and the last block of the
-//   group to arrive merges them, writes Y and sets the counter back to zero for the next launch.
-// Either way one launch.
+// attention_decode_mma.cuh on tensor cores): one thread-block cluster of kClusterBlocks blocks
+// per (batch, key/value head), whose query rows are the kGroup query heads that share that
+// key/value head times the kSq query positions (kRows of them), so K and V are read once for
+// all of them. Block `rank` of the cluster takes the rank-th slice of the keys, in stages that
+// its warps take in turn: each warp streams its stages through a ring of its own in shared
+// memory (cp.async, kStages deep), so a block keeps tens of KiB of loads in flight without the
+// registers to hold them, and no warp waits on another before its keys are done. Each warp
+// keeps a running max, sum and weighted sum of V per row (online softmax in f32, log2 units)
+// and leaves them in its ring; the warps of a block are merged through shared memory, and the
+// blocks of the cluster by block 0, which reads the others' results from their shared memory
+// (distributed shared memory, sm_90) and writes Y. No workspace and one launch.
 //
 // Needs from the emitter: attention_common.cuh and cluster.cuh before it, gf_elem / gf_load /
 // gf_store, gf_mask_elem, the constants of attention_common.cuh and kB, kHq, kGroup, kSq, kSkv, kD
-// (= kDv), the kQ/kK/kV/kY strides, kScale, kSoftcap, kWarps, kSplitBlocks, kClusterBlocks, kStages
-// and kRows (= kGroup * kSq). The entry point carries __cluster_dims__(kClusterBlocks, 1, 1)
-// when kClusterBlocks > 1. Not for is_causal (the emitter does not choose it then).
+// (= kDv), the kQ/kK/kV/kY strides, kScale, kSoftcap, kWarps, kClusterBlocks, kStages and kRows
+// (= kGroup * kSq). The entry point carries __cluster_dims__(kClusterBlocks, 1, 1). Not for
+// is_causal (the emitter does not choose it then).
 
 constexpr int kDecodeThreads = 32 * (int)kWarps;
 constexpr int kDecodeRows = (int)kRows;
@@ -31,20 +24,10 @@ constexpr int kRowPieces = (int)kD / kElemsPerPiece;        // 16-byte pieces pe
 constexpr int64_t kHkv = kHq / (kGroup > 0 ? kGroup : 1);
 constexpr float kDecodeLog2e = 1.4426950408889634f;
 constexpr float kDecodeSoftcapDivisor = kSoftcap > 0.0f ? kSoftcap : 1.0f;  // used only when > 0
-// Keys per block of a group; the last block's slice may be shorter (or empty).
-constexpr int64_t kSlice = (kSkv + kSplitBlocks - 1) / kSplitBlocks;
-constexpr bool kInCluster = kClusterBlocks == kSplitBlocks;
-static_assert(kInCluster || kClusterBlocks == 1, "a group is one cluster, or blocks without one");
-// A block's result in the workspace: kRows maxima, kRows sums, kRows rows of kD.
-constexpr int kDecodePartFloats = 2 * kDecodeRows + kDecodeRows * (int)kD;
+// Keys per cluster block; the last block's slice may be shorter (or empty).
+constexpr int64_t kSlice = (kSkv + kClusterBlocks - 1) / kClusterBlocks;
 static_assert(kD % kElemsPerPiece == 0, "key rows are whole 16-byte pieces");
 static_assert(kStages >= 2, "the pipeline has at least two stages");
-
-// This block's rank in its group.
-static __device__ __forceinline__ uint32_t gf_decode_rank() {
-  if constexpr (kInCluster) return gf_cluster_rank();
-  return blockIdx.x % kSplitBlocks;
-}
 
 static __device__ __forceinline__ void gf_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 static __device__ __forceinline__ void gf_cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
@@ -165,64 +148,14 @@ static __device__ __forceinline__ void gf_decode_stream(gf_elem* ring, const gf_
   gf_cp_async_wait_all();  // the empty groups past the warp's last stage
 }
 
-// The workspace form, once this block's result is in the workspace: the group's last block to
-// arrive merges the kSplitBlocks results (in rank order, so Y is bitwise repeatable) into Y and
-// sets the group's counter back to zero. Called by every thread of the block.
-static __device__ __forceinline__ void gf_decode_merge_blocks(gf_elem* y, int64_t b, int64_t kv_h,
-                                                              int64_t group, float* workspace) {
-  __shared__ bool gf_last;
-  __shared__ float gf_weight[kSplitBlocks * kDecodeRows], gf_total[kDecodeRows];
-  unsigned* const counter =
-      reinterpret_cast<unsigned*>(workspace + (int64_t)gridDim.x * kDecodePartFloats) + group;
-  __threadfence();  // this block's result is visible to any block that sees its arrival
-  __syncthreads();
-  if (threadIdx.x == 0) gf_last = atomicAdd(counter, 1u) == kSplitBlocks - 1;
-  __syncthreads();
-  if (!gf_last) return;
-  __threadfence();
-  const float* parts = workspace + group * kSplitBlocks * kDecodePartFloats;
-  // Per row: the maximum over the blocks, each block's weight and the total (L2 reads: the
-  // other blocks wrote them).
-  for (int r = threadIdx.x; r < kDecodeRows; r += kDecodeThreads) {
-    float mx = gf_neg_inf();
-    for (int c = 0; c < kSplitBlocks; ++c) {
-      gf_weight[c * kDecodeRows + r] = __ldcg(parts + c * kDecodePartFloats + r);  // its maximum
-      mx = fmaxf(mx, gf_weight[c * kDecodeRows + r]);
-    }
-    float sum = 0.0f;
-    for (int c = 0; c < kSplitBlocks; ++c) {
-      const float mc = gf_weight[c * kDecodeRows + r];
-      const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
-      gf_weight[c * kDecodeRows + r] = f;
-      sum += __ldcg(parts + c * kDecodePartFloats + kDecodeRows + r) * f;
-    }
-    // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-    gf_total[r] = sum == 0.0f ? 1.0f : sum;
-  }
-  __syncthreads();
-  for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
-    const int r = at / kD, d = at % kD;
-    float weighted = 0.0f;
-#pragma unroll 8
-    for (int c = 0; c < kSplitBlocks; ++c)
-      weighted += __ldcg(parts + c * kDecodePartFloats + 2 * kDecodeRows + at) *
-                  gf_weight[c * kDecodeRows + r];
-    const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
-    y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] = gf_store(weighted / gf_total[r]);
-  }
-  if (threadIdx.x == 0) *counter = 0u;
-}
-
 // Merges the warps' results (warp w's at results + w * stride floats: kRows maxima, kRows sums,
-// then kRows rows of kD) into this block's, then the group's: by block 0 of the cluster, or by
-// the last block to arrive (gf_decode_merge_blocks; `workspace` is null in the cluster form).
-// Called by every thread of every block of the group, after the warps' results are written.
+// then kRows rows of kD) into this block's, then the cluster's by block 0, which writes Y.
+// Called by every thread of every block of the cluster, after the warps' results are written.
 static __device__ __forceinline__ void gf_decode_combine(const float* results, int64_t stride,
                                                          gf_elem* y, int64_t b, int64_t kv_h,
-                                                         uint32_t rank, float* workspace) {
+                                                         uint32_t rank) {
   __shared__ float gf_block_m[kDecodeRows], gf_block_l[kDecodeRows];
-  __shared__ float gf_block_acc[kInCluster ? kDecodeRows * kD : 1];
-  float* const part = kInCluster ? nullptr : workspace + (int64_t)blockIdx.x * kDecodePartFloats;
+  __shared__ float gf_block_acc[kDecodeRows * kD];
   __syncthreads();
   // The warps of this block: one thread per (row, dim), the row's max and sum alongside.
   for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
@@ -236,38 +169,30 @@ static __device__ __forceinline__ void gf_decode_combine(const float* results, i
       sum += res[kDecodeRows + r] * f;
       weighted += res[2 * kDecodeRows + at] * f;
     }
-    if constexpr (kInCluster) {
-      gf_block_acc[at] = weighted;
-      if (at % kD == 0) gf_block_m[r] = mx, gf_block_l[r] = sum;
-    } else {
-      __stcg(part + 2 * kDecodeRows + at, weighted);
-      if (at % kD == 0) __stcg(part + r, mx), __stcg(part + kDecodeRows + r, sum);
-    }
+    gf_block_acc[at] = weighted;
+    if (at % kD == 0) gf_block_m[r] = mx, gf_block_l[r] = sum;
   }
-  if constexpr (!kInCluster) {
-    gf_decode_merge_blocks(y, b, kv_h, blockIdx.x / kSplitBlocks, workspace);
-  } else {
-    // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
-    gf_cluster_sync();
-    if (rank == 0) {
-      for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
-        const int r = at / kD, d = at % kD;
-        float mx = gf_neg_inf();
-        for (uint32_t c = 0; c < kClusterBlocks; ++c)
-          mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
-        float sum = 0.0f, weighted = 0.0f;
-        for (uint32_t c = 0; c < kClusterBlocks; ++c) {
-          const float mc = gf_cluster_load(&gf_block_m[r], c);
-          const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
-          sum += gf_cluster_load(&gf_block_l[r], c) * f;
-          weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
-        }
-        // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-        const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
-        y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] =
-            gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
+
+  // The blocks of the cluster, by block 0 (the others' shared memory stays until it is done).
+  gf_cluster_sync();
+  if (rank == 0) {
+    for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
+      const int r = at / kD, d = at % kD;
+      float mx = gf_neg_inf();
+      for (uint32_t c = 0; c < kClusterBlocks; ++c)
+        mx = fmaxf(mx, gf_cluster_load(&gf_block_m[r], c));
+      float sum = 0.0f, weighted = 0.0f;
+      for (uint32_t c = 0; c < kClusterBlocks; ++c) {
+        const float mc = gf_cluster_load(&gf_block_m[r], c);
+        const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
+        sum += gf_cluster_load(&gf_block_l[r], c) * f;
+        weighted += gf_cluster_load(&gf_block_acc[at], c) * f;
       }
+      // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
+      const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
+      y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] =
+          gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
     }
-    gf_cluster_sync();
   }
+  gf_cluster_sync();
 }

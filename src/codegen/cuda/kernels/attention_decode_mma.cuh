@@ -34,15 +34,14 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
   const gf_elem* v = (const gf_elem*)buffers[2] + kVOffset;
   const void* mask = kHasMask ? buffers[3] : nullptr;
   gf_elem* y = (gf_elem*)buffers[kHasMask ? 4 : 3] + kYOffset;
-  float* const workspace = kInCluster ? nullptr : (float*)buffers[kHasMask ? 5 : 4];
 
   // Per warp a ring of kStages stages (dynamic shared memory), which holds the warp's results
   // once its keys are done.
   extern __shared__ __align__(128) uint4 gf_decode_shared[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // the fragment row (and row + 8) and column pair
-  const uint32_t rank = gf_decode_rank();
-  const int64_t group = blockIdx.x / kSplitBlocks;  // (batch, key/value head)
+  const uint32_t rank = gf_cluster_rank();
+  const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
   const int64_t b = group / kHkv;
   gf_elem* const ring = reinterpret_cast<gf_elem*>(gf_decode_shared) + (int64_t)warp * kStages * kStageElems;
@@ -183,5 +182,5 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
     }
   }
   gf_decode_combine(reinterpret_cast<const float*>(gf_decode_shared),
-                    (int64_t)kStages * kStageElems / 2, y, b, kv_h, rank, workspace);
+                    (int64_t)kStages * kStageElems / 2, y, b, kv_h, rank);
 }

@@ -1,16 +1,6 @@
 // The skinny GEMM kernels on CUDA cores (C = epilogue(A x W), A of 1..16 rows), after
 // skinny_gemm_common.cuh. The two layouts are described in codegen/cuda/skinny_gemm.cpp.
 #if GF_TRANSPOSED
-// kVec elements of A from p: from the block's copy in shared memory (kStageA; a generic load,
-// as __ldg takes global addresses only) or from global memory.
-static __device__ __forceinline__ void gf_load_a(const gf_t* p, float* av, int valid) {
-  if (kStageA) {
-    gf_unpack(*reinterpret_cast<const uint4*>(p), av);
-  } else {
-    gf_load_vec(p, av, valid);
-  }
-}
-
 // acc[m] (and acc_up[m]) += the kVec products of row m of A, from element k0 on, with wv (and
 // uv); with a row norm, A's elements are normalized with scale sv and bias bv (and rounded)
 // first.
@@ -21,7 +11,7 @@ static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, int k0,
 #pragma unroll
   for (int m = 0; m < kM; ++m) {
     float av[kVec];
-    gf_load_a(a + (int64_t)m * kK + k0, av, valid);
+    gf_load_vec(a + (int64_t)m * kK + k0, av, valid);
     if (kRowNorm != 0) {
 #pragma unroll
       for (int i = 0; i < kVec; ++i)
@@ -80,15 +70,6 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
       kStableInputAddresses && kHasResidual ? gf_entry_before_wait(buffers, kBufResidual) : nullptr;
   gf_grid_dependency_sync();
   const gf_t* a = kStableInputAddresses ? a_early : static_cast<const gf_t*>(buffers[kBufA]);
-  // kStageA: A into shared memory once for the block's warps (all of them, before any returns).
-  __shared__ __align__(16) gf_t gf_a_stage[kStageA ? kM * kK : 1];
-  if (kStageA) {
-    const uint4* from = reinterpret_cast<const uint4*>(a);
-    for (int i = threadIdx.x; i < kM * kK / kVec; i += kWarps * 32)
-      reinterpret_cast<uint4*>(gf_a_stage)[i] = __ldg(from + i);
-    __syncthreads();
-    a = gf_a_stage;
-  }
   gf_t* const c = static_cast<gf_t*>(buffers[kBufC]);
   float residual[kM];
 #pragma unroll
