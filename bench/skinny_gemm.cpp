@@ -14,7 +14,9 @@
 // (SkinnyGemmSpec::stable_input_addresses); --late-addresses reads it after, as a kernel whose A
 // may be bound to a caller's buffer does. --math picks the units of the W [n, k] rows' kernels
 // (SkinnyGemmSpec::math; default auto: tensor cores from kSkinnyTensorCoreMinRows rows on), and
-// --tile-cols the tensor-core kernels' columns per block (default: the layout's choice).
+// --tile-cols the tensor-core kernels' columns per block (default: the layout's choice). Each row
+// also prints two floors measured in the same run: the chain floor (kChainFloorSource: the same
+// dependent launches without weights) and the weight bytes at the copy's rate.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -75,6 +77,24 @@ double memcpy_tb_per_s(cudaStream_t stream, int reps) {
   return 2.0 * static_cast<double>(bytes) / (us[us.size() / 2] * 1e-6) / 1e12;
 }
 
+// The chain floor of a row: the same launches (grid and block of each of our kernels), each behind
+// a programmatic edge, doing what no kernel of a dependent chain can skip and nothing else: wait
+// for the kernel before it, read a piece of A (what that kernel wrote, in a model's step) and
+// store its share of C. No weights: what the row's dependent launches cost before any weight
+// bytes are read.
+constexpr const char* kChainFloorSource = R"(
+extern "C" __global__ void gf_bench_chain_floor(const uint4* a, unsigned short* c, int n) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  const int lane = threadIdx.x & 31;
+  const int col = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+  const uint4 x = a[lane];
+  unsigned v = x.x ^ x.y ^ x.z ^ x.w;
+  for (int m = 16; m > 0; m >>= 1) v ^= __shfl_xor_sync(0xffffffffu, v, m);
+  if (lane == 0 && col < n) c[col] = (unsigned short)v;
+}
+)";
+
 struct Product {
   int64_t n, k;
   bool gated = false;
@@ -89,10 +109,12 @@ struct Row {
 
 struct Timing {
   double ours_us = 0, ours_programmatic_us = 0, cublas_us = 0, weight_bytes = 0;
+  double chain_floor_us = 0;  // 0 where the device has no programmatic edges (before sm_90)
 };
 
 Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream,
-               int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols) {
+               int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols,
+               CUfunction chain_floor) {
   const DType dtype = DType::kF16;
   const size_t es = 2;
   Timing t;
@@ -183,6 +205,29 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     (programmatic ? t.ours_programmatic_us : t.ours_us) = time_graph_us(graph, stream, reps);
     cudaGraphDestroy(graph);
   }
+  if (chain_floor) {
+    int n = static_cast<int>(max_n);
+    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (Launch& l : launches) {
+      void* params[] = {&a, &c, &n};
+      CUlaunchAttribute attr{};
+      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attr.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig config{};
+      config.gridDimX = l.config.grid;
+      config.gridDimY = config.gridDimZ = 1;
+      config.blockDimX = l.config.block;
+      config.blockDimY = config.blockDimZ = 1;
+      config.hStream = stream;
+      config.attrs = &attr;
+      config.numAttrs = 1;
+      check_cu(cuda_driver().cuLaunchKernelEx(&config, chain_floor, params, nullptr),
+               "cuLaunchKernelEx");
+    }
+    CK(cudaStreamEndCapture(stream, &graph));
+    t.chain_floor_us = time_graph_us(graph, stream, reps);
+    cudaGraphDestroy(graph);
+  }
 
   // cuBLASLt: C = A * W (W^T for [n, k] weights); a gated product is its two GEMMs.
   cuda::CublasLtHandle handle;
@@ -264,6 +309,12 @@ int run(int argc, char** argv) {
   codegen::NvrtcCompiler nvrtc;
 
   const double copy_tbs = memcpy_tb_per_s(stream, reps);
+  std::unique_ptr<CudaModule> floor_module;  // programmatic edges need sm_90
+  CUfunction chain_floor = nullptr;
+  if (cc >= 90) {
+    floor_module = CudaModule::load(*nvrtc.compile(kChainFloorSource, cc), "gf_bench_chain_floor");
+    chain_floor = floor_module->function("gf_bench_chain_floor");
+  }
   std::vector<Row> rows;
   // GPT-2 stores W as [k, n]; the executor uploads constant weights as [n, k]
   // (runtime/cuda/weight_layout.h) and reads weights computed at run time as they are, so both
@@ -309,25 +360,41 @@ int run(int argc, char** argv) {
       math == codegen::SkinnyMath::kAuto        ? "the units auto picks"
       : math == codegen::SkinnyMath::kCudaCores ? "CUDA cores"
                                                 : "tensor cores");
-  std::printf("ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one before it\n"
-              "finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time.\n");
-  std::printf("| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us | cuBLASLt TB/s | "
-              "early / cuBLASLt |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one "
+      "before it\n"
+      "finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time. Floors, same run: "
+      "chain, the\n"
+      "same launches doing nothing but wait, read A and store; copy, the weight bytes at the "
+      "copy's rate.\n");
+  std::printf(
+      "| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us | "
+      "cuBLASLt TB/s | "
+      "early / cuBLASLt | chain floor us | copy floor us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
-    const Timing t =
-        run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math, tile_cols);
+    const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math,
+                             tile_cols, chain_floor);
+    const double copy_floor_us = t.weight_bytes / (copy_tbs * 1e12) * 1e6;
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;
     const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;
-    std::printf("| %s | %lld | %.1f | %.1f | %.2f | %.0f%% | %.1f | %.2f | %.2f |\n", r.name.c_str(),
-                static_cast<long long>(r.m), t.ours_us, t.ours_programmatic_us, early_tbs, 100 * early_tbs / copy_tbs,
-                t.cublas_us, theirs_tbs, t.ours_programmatic_us / t.cublas_us);
-    out["rows"].push_back({{"name", r.name}, {"m", r.m}, {"ours_us", t.ours_us},
-                           {"ours_programmatic_us", t.ours_programmatic_us}, {"cublaslt_us", t.cublas_us},
-                           {"weight_bytes", t.weight_bytes}, {"ours_tb_per_s", ours_tbs},
-                           {"ours_programmatic_tb_per_s", early_tbs}, {"cublaslt_tb_per_s", theirs_tbs}});
+    std::printf("| %s | %lld | %.1f | %.1f | %.2f | %.0f%% | %.1f | %.2f | %.2f | %.1f | %.1f |\n",
+                r.name.c_str(), static_cast<long long>(r.m), t.ours_us, t.ours_programmatic_us,
+                early_tbs, 100 * early_tbs / copy_tbs, t.cublas_us, theirs_tbs,
+                t.ours_programmatic_us / t.cublas_us, t.chain_floor_us, copy_floor_us);
+    out["rows"].push_back({{"name", r.name},
+                           {"m", r.m},
+                           {"ours_us", t.ours_us},
+                           {"ours_programmatic_us", t.ours_programmatic_us},
+                           {"cublaslt_us", t.cublas_us},
+                           {"weight_bytes", t.weight_bytes},
+                           {"ours_tb_per_s", ours_tbs},
+                           {"ours_programmatic_tb_per_s", early_tbs},
+                           {"cublaslt_tb_per_s", theirs_tbs},
+                           {"chain_floor_us", t.chain_floor_us},
+                           {"copy_floor_us", copy_floor_us}});
   }
   cudaStreamDestroy(stream);
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
