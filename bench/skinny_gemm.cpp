@@ -20,6 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -181,13 +182,13 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
   // The fills and tables went on the legacy default stream, which the non-blocking stream the
   // graphs run on does not wait for.
   CK(cudaDeviceSynchronize());
-  // Twice: plain edges, then programmatic ones (each kernel starts streaming its weights while
-  // the one before it finishes, as the executor's graphs do on sm_90 and later).
-  cudaGraph_t graph;
-  for (bool programmatic : {false, true}) {
+  // Every launch of the row, each running `fn` (ours: l.fn) with `params`, captured into one
+  // graph, behind programmatic edges or plain ones; the graph's replay time.
+  const auto time_launches = [&](CUfunction fn, auto params_of, bool programmatic) {
+    cudaGraph_t graph;
     CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     for (Launch& l : launches) {
-      void* params[] = {&l.table};
+      auto params = params_of(l);
       CUlaunchAttribute attr{};
       attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       attr.value.programmaticStreamSerializationAllowed = 1;
@@ -199,34 +200,27 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
       config.hStream = stream;
       config.attrs = &attr;
       config.numAttrs = programmatic ? 1 : 0;
-      check_cu(cuda_driver().cuLaunchKernelEx(&config, l.fn, params, nullptr), "cuLaunchKernelEx");
-    }
-    CK(cudaStreamEndCapture(stream, &graph));
-    (programmatic ? t.ours_programmatic_us : t.ours_us) = time_graph_us(graph, stream, reps);
-    cudaGraphDestroy(graph);
-  }
-  if (chain_floor) {
-    int n = static_cast<int>(max_n);
-    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (Launch& l : launches) {
-      void* params[] = {&a, &c, &n};
-      CUlaunchAttribute attr{};
-      attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      attr.value.programmaticStreamSerializationAllowed = 1;
-      CUlaunchConfig config{};
-      config.gridDimX = l.config.grid;
-      config.gridDimY = config.gridDimZ = 1;
-      config.blockDimX = l.config.block;
-      config.blockDimY = config.blockDimZ = 1;
-      config.hStream = stream;
-      config.attrs = &attr;
-      config.numAttrs = 1;
-      check_cu(cuda_driver().cuLaunchKernelEx(&config, chain_floor, params, nullptr),
+      check_cu(cuda_driver().cuLaunchKernelEx(&config, fn ? fn : l.fn, params.data(), nullptr),
                "cuLaunchKernelEx");
     }
     CK(cudaStreamEndCapture(stream, &graph));
-    t.chain_floor_us = time_graph_us(graph, stream, reps);
+    const double us = time_graph_us(graph, stream, reps);
     cudaGraphDestroy(graph);
+    return us;
+  };
+  // Ours twice: plain edges, then programmatic ones (each kernel starts streaming its weights
+  // while the one before it finishes, as the executor's graphs do on sm_90 and later).
+  const auto our_params = [](Launch& l) { return std::array<void*, 1>{&l.table}; };
+  t.ours_us = time_launches(nullptr, our_params, false);
+  t.ours_programmatic_us = time_launches(nullptr, our_params, true);
+  if (chain_floor) {
+    int n = static_cast<int>(max_n);
+    t.chain_floor_us = time_launches(
+        chain_floor,
+        [&](Launch&) {
+          return std::array<void*, 3>{&a, &c, &n};
+        },
+        true);
   }
 
   // cuBLASLt: C = A * W (W^T for [n, k] weights); a gated product is its two GEMMs.
@@ -243,6 +237,7 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     g.trans_b = row.w_transposed;
     gemms.push_back(std::make_unique<cuda::CublasLtGemm>(handle, g, ws_bytes));
   }
+  cudaGraph_t graph;
   CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   for (size_t i = 0; i < row.products.size(); ++i) {
     gemms[i]->run(a, weights[i], nullptr, c, ws, stream);
