@@ -356,16 +356,13 @@ int run(int argc, char** argv) {
       : math == codegen::SkinnyMath::kCudaCores ? "CUDA cores"
                                                 : "tensor cores");
   std::printf(
-      "ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one "
-      "before it\n"
-      "finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time. Floors, same run: "
-      "chain, the\n"
-      "same launches doing nothing but wait, read A and store; copy, the weight bytes at the "
-      "copy's rate.\n");
+      "ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one\n"
+      "before it finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time.\n"
+      "Floors, same run: chain, the same launches doing nothing but wait, read A and store;\n"
+      "copy, the weight bytes at the copy's rate.\n");
   std::printf(
-      "| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us | "
-      "cuBLASLt TB/s | "
-      "early / cuBLASLt | chain floor us | copy floor us |\n");
+      "| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us "
+      "| cuBLASLt TB/s | early / cuBLASLt | chain floor us | copy floor us |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
