@@ -110,6 +110,7 @@ struct Row {
 
 struct Timing {
   double ours_us = 0, ours_programmatic_us = 0, cublas_us = 0, weight_bytes = 0;
+  double ours_next_us = 0;    // programmatic edges, each kernel prefetching the next one's weights
   double chain_floor_us = 0;  // 0 where the device has no programmatic edges (before sm_90)
 };
 
@@ -144,8 +145,8 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     void* table;
   };
   std::map<std::string, std::unique_ptr<CudaModule>> modules;  // one per distinct spec
-  std::vector<Launch> launches;
-  for (size_t i = 0; i < row.products.size(); ++i) {
+  // Product i's launch; with `next`, its kernel also moves product i + 1's weights towards L2.
+  const auto make_launch = [&](size_t i, bool next) {
     const Product& p = row.products[i];
     codegen::SkinnyGemmSpec spec;
     spec.dtype = dtype;
@@ -158,6 +159,11 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     spec.stable_input_addresses = early_addresses;  // nothing repoints this bench's tables
     if (row.w_transposed) spec.math = math;  // f16, k a multiple of 8: either unit takes W [n, k]
     spec.tensor_core_tile_cols = tile_cols;
+    if (next && i + 1 < row.products.size()) {
+      const Product& q = row.products[i + 1];
+      spec.next_w_bytes = static_cast<uint64_t>(q.n * q.k) * es;
+      spec.next_w_up_bytes = q.gated ? spec.next_w_bytes : 0;
+    }
     const std::string name = "gf_skinny";
     const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);
     std::unique_ptr<CudaModule>& module = modules[src.source];
@@ -165,29 +171,50 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     std::vector<void*> table;
     for (codegen::SkinnyBuffer role : codegen::skinny_gemm_buffers(spec, sms)) {
       switch (role) {
-        case codegen::SkinnyBuffer::kA: table.push_back(a); break;
-        case codegen::SkinnyBuffer::kW: table.push_back(weights[i]); break;
-        case codegen::SkinnyBuffer::kWUp: table.push_back(weights_up[i]); break;
-        case codegen::SkinnyBuffer::kC: table.push_back(c); break;
+        case codegen::SkinnyBuffer::kA:
+          table.push_back(a);
+          break;
+        case codegen::SkinnyBuffer::kW:
+          table.push_back(weights[i]);
+          break;
+        case codegen::SkinnyBuffer::kWUp:
+          table.push_back(weights_up[i]);
+          break;
+        case codegen::SkinnyBuffer::kC:
+          table.push_back(c);
+          break;
+        case codegen::SkinnyBuffer::kNextW:
+          table.push_back(weights[i + 1]);
+          break;
+        case codegen::SkinnyBuffer::kNextWUp:
+          table.push_back(weights_up[i + 1]);
+          break;
         case codegen::SkinnyBuffer::kWorkspace:
           table.push_back(alloc(codegen::skinny_gemm_workspace_bytes(spec, sms), 0));
           break;
-        default: throw Error(ErrorCode::kInvalidArgument, "bench: no bias or residual here");
+        default:
+          throw Error(ErrorCode::kInvalidArgument, "bench: no bias or residual here");
       }
     }
     void* table_dev = alloc(table.size() * sizeof(void*), 0);
     CK(cudaMemcpy(table_dev, table.data(), table.size() * sizeof(void*), cudaMemcpyHostToDevice));
-    launches.push_back({module->function(name), src.launch, table_dev});
+    return Launch{module->function(name), src.launch, table_dev};
+  };
+  std::vector<Launch> launches, launches_next;
+  for (size_t i = 0; i < row.products.size(); ++i) {
+    launches.push_back(make_launch(i, false));
+    launches_next.push_back(make_launch(i, true));
   }
   // The fills and tables went on the legacy default stream, which the non-blocking stream the
   // graphs run on does not wait for.
   CK(cudaDeviceSynchronize());
   // Every launch of the row, each running `fn` (ours: l.fn) with `params`, captured into one
   // graph, behind programmatic edges or plain ones; the graph's replay time.
-  const auto time_launches = [&](CUfunction fn, auto params_of, bool programmatic) {
+  const auto time_launches = [&](std::vector<Launch>& chain, CUfunction fn, auto params_of,
+                                 bool programmatic) {
     cudaGraph_t graph;
     CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (Launch& l : launches) {
+    for (Launch& l : chain) {
       auto params = params_of(l);
       CUlaunchAttribute attr{};
       attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
@@ -211,12 +238,13 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
   // Ours twice: plain edges, then programmatic ones (each kernel starts streaming its weights
   // while the one before it finishes, as the executor's graphs do on sm_90 and later).
   const auto our_params = [](Launch& l) { return std::array<void*, 1>{&l.table}; };
-  t.ours_us = time_launches(nullptr, our_params, false);
-  t.ours_programmatic_us = time_launches(nullptr, our_params, true);
+  t.ours_us = time_launches(launches, nullptr, our_params, false);
+  t.ours_programmatic_us = time_launches(launches, nullptr, our_params, true);
+  t.ours_next_us = time_launches(launches_next, nullptr, our_params, true);
   if (chain_floor) {
     int n = static_cast<int>(max_n);
     t.chain_floor_us = time_launches(
-        chain_floor,
+        launches, chain_floor,
         [&](Launch&) {
           return std::array<void*, 3>{&a, &c, &n};
         },
@@ -357,13 +385,16 @@ int run(int argc, char** argv) {
                                                 : "tensor cores");
   std::printf(
       "ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one\n"
-      "before it finishes; the executor's graphs on sm_90+). TB/s: weight bytes over time.\n"
+      "before it finishes; the executor's graphs on sm_90+); + next to L2: programmatic edges, "
+      "each\n"
+      "kernel moving the next product's weights towards L2 as it starts. TB/s: weight bytes over "
+      "time.\n"
       "Floors, same run: chain, the same launches doing nothing but wait, read A and store;\n"
       "copy, the weight bytes at the copy's rate.\n");
   std::printf(
-      "| row | m | ours us | ours, early us | ours, early TB/s | %% of copy | cuBLASLt us "
-      "| cuBLASLt TB/s | early / cuBLASLt | chain floor us | copy floor us |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "| row | m | ours us | ours, early us | + next to L2 us | ours, early TB/s | %% of copy "
+      "| cuBLASLt us | cuBLASLt TB/s | early / cuBLASLt | chain floor us | copy floor us |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
     const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math,
@@ -372,14 +403,16 @@ int run(int argc, char** argv) {
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;
     const double theirs_tbs = t.weight_bytes / (t.cublas_us * 1e-6) / 1e12;
-    std::printf("| %s | %lld | %.1f | %.1f | %.2f | %.0f%% | %.1f | %.2f | %.2f | %.1f | %.1f |\n",
-                r.name.c_str(), static_cast<long long>(r.m), t.ours_us, t.ours_programmatic_us,
-                early_tbs, 100 * early_tbs / copy_tbs, t.cublas_us, theirs_tbs,
-                t.ours_programmatic_us / t.cublas_us, t.chain_floor_us, copy_floor_us);
+    std::printf(
+        "| %s | %lld | %.1f | %.1f | %.1f | %.2f | %.0f%% | %.1f | %.2f | %.2f | %.1f | %.1f |\n",
+        r.name.c_str(), static_cast<long long>(r.m), t.ours_us, t.ours_programmatic_us,
+        t.ours_next_us, early_tbs, 100 * early_tbs / copy_tbs, t.cublas_us, theirs_tbs,
+        t.ours_programmatic_us / t.cublas_us, t.chain_floor_us, copy_floor_us);
     out["rows"].push_back({{"name", r.name},
                            {"m", r.m},
                            {"ours_us", t.ours_us},
                            {"ours_programmatic_us", t.ours_programmatic_us},
+                           {"ours_next_to_l2_us", t.ours_next_us},
                            {"cublaslt_us", t.cublas_us},
                            {"weight_bytes", t.weight_bytes},
                            {"ours_tb_per_s", ours_tbs},

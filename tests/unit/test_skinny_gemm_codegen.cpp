@@ -237,6 +237,48 @@ TEST(SkinnyGemmCodegen, InputAddressesAreReadBeforeTheWaitOnlyWhenStable) {
   }
 }
 
+// A kernel given the next kernel's weights (next_w_bytes, next_w_up_bytes) takes their
+// addresses as its last two buffers and moves them towards L2 before its wait, in every layout;
+// without them its buffers and its prefetches are as before.
+TEST(SkinnyGemmCodegen, NextKernelsWeightsAreMovedTowardsL2BeforeTheWait) {
+  const auto prefetches_before_wait = [](const SkinnyGemmSpec& s) {
+    const std::string ptx = ptx_for_sm90(codegen::emit_skinny_gemm_kernel(s, "k", 132).source);
+    const std::string before = ptx.substr(0, ptx.find("griddepcontrol.wait"));
+    size_t n = 0;
+    for (size_t at = before.find("cp.async.bulk.prefetch.L2"); at != std::string::npos;
+         at = before.find("cp.async.bulk.prefetch.L2", at + 1))
+      ++n;
+    return n;
+  };
+  struct Layout {
+    const char* name;
+    bool transposed;
+    codegen::SkinnyMath math;
+  };
+  for (const Layout& l :
+       {Layout{"W [k, n]", false, codegen::SkinnyMath::kCudaCores},
+        Layout{"W [n, k], CUDA cores", true, codegen::SkinnyMath::kCudaCores},
+        Layout{"W [n, k], tensor cores", true, codegen::SkinnyMath::kTensorCores}}) {
+    SCOPED_TRACE(l.name);
+    SkinnyGemmSpec s = product(DType::kF16, 2, 768, 768, l.transposed);
+    s.math = l.math;
+    s.prefetch_weights = true;
+    const std::vector<SkinnyBuffer> plain = codegen::skinny_gemm_buffers(s, 132);
+    const size_t plain_prefetches = prefetches_before_wait(s);
+    s.next_w_bytes = 3072 * 768 * 2;
+    s.next_w_up_bytes = 3072 * 768 * 2;
+    std::vector<SkinnyBuffer> want = plain;
+    want.push_back(SkinnyBuffer::kNextW);
+    want.push_back(SkinnyBuffer::kNextWUp);
+    EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132), want);
+    EXPECT_EQ(prefetches_before_wait(s), plain_prefetches + 2);
+    s.next_w_up_bytes = 0;
+    want.pop_back();
+    EXPECT_EQ(codegen::skinny_gemm_buffers(s, 132), want);
+    EXPECT_EQ(prefetches_before_wait(s), plain_prefetches + 1);
+  }
+}
+
 // A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
 // all three fit the registers; otherwise they are read beside A.
 TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {

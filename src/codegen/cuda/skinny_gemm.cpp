@@ -188,6 +188,9 @@ std::string SkinnyGemmSpec::to_string() const {
     << (activation != SkinnyActivation::kNone && !gated ? " +activation" : "")
     << (has_residual ? " +residual" : "") << (prefetch_weights ? " (constant W)" : "")
     << (stable_input_addresses ? " (early input addresses)" : "")
+    << (next_w_bytes + next_w_up_bytes > 0
+            ? " (next weights to L2: " + std::to_string(next_w_bytes + next_w_up_bytes) + " B)"
+            : "")
     << (math == SkinnyMath::kCudaCores     ? " (CUDA cores)"
         : math == SkinnyMath::kTensorCores ? " (tensor cores)"
                                            : "")
@@ -220,6 +223,8 @@ std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm
   if (spec.has_residual) b.push_back(SkinnyBuffer::kResidual);
   b.push_back(SkinnyBuffer::kC);
   if (skinny_gemm_workspace_bytes(spec, sm_count) > 0) b.push_back(SkinnyBuffer::kWorkspace);
+  if (spec.next_w_bytes > 0) b.push_back(SkinnyBuffer::kNextW);
+  if (spec.next_w_up_bytes > 0) b.push_back(SkinnyBuffer::kNextWUp);
   return b;
 }
 
@@ -282,7 +287,11 @@ CudaKernelSource emit_skinny_gemm_kernel(const SkinnyGemmSpec& spec, const std::
       << ", kBufBias = " << index_of(SkinnyBuffer::kBias)
       << ", kBufResidual = " << index_of(SkinnyBuffer::kResidual)
       << ", kBufC = " << index_of(SkinnyBuffer::kC)
-      << ", kBufWorkspace = " << index_of(SkinnyBuffer::kWorkspace) << ";\n";
+      << ", kBufWorkspace = " << index_of(SkinnyBuffer::kWorkspace)
+      << ", kBufNextW = " << index_of(SkinnyBuffer::kNextW)
+      << ", kBufNextWUp = " << index_of(SkinnyBuffer::kNextWUp) << ";\n"
+      << "constexpr unsigned long long kNextWBytes = " << spec.next_w_bytes
+      << "ull, kNextWUpBytes = " << spec.next_w_up_bytes << "ull;\n";
   if (l.tensor_cores) {
     const std::string cluster = std::to_string(l.cluster);
     src << "typedef uint16_t gf_elem;\n"

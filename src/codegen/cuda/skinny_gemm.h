@@ -66,6 +66,12 @@ struct SkinnyGemmSpec {
   // buffers after its own trigger): the kernel reads those addresses before its wait too, which
   // takes one L2 round trip off the path from the wait to A's loads. The caller vouches for it.
   bool stable_input_addresses = false;
+  // Bytes of the next kernel's constant weights (its W, and its W_up when gated) that this
+  // kernel moves towards L2 as it starts, spread over its blocks (table entries kNextW and
+  // kNextWUp point at them). In a chain of dependent products the next kernel's blocks cannot
+  // start before this kernel's leave their SMs, so its own early loads come too late to hide
+  // the memory's latency; this kernel, already running, can start them. 0: none.
+  uint64_t next_w_bytes = 0, next_w_up_bytes = 0;
   SkinnyMath math = SkinnyMath::kAuto;
   // Tensor cores: output columns per block (8, 16 or 32); 0 lets the layout choose (8). Wider
   // blocks read A from L2 fewer times over, narrower ones spread W over more SMs: GPT-2 small's
@@ -76,7 +82,19 @@ struct SkinnyGemmSpec {
 };
 
 // The buffer roles in ABI order.
-enum class SkinnyBuffer { kA, kNormScale, kNormBias, kW, kWUp, kBias, kResidual, kC, kWorkspace };
+enum class SkinnyBuffer {
+  kA,
+  kNormScale,
+  kNormBias,
+  kW,
+  kWUp,
+  kBias,
+  kResidual,
+  kC,
+  kWorkspace,
+  kNextW,
+  kNextWUp
+};
 std::vector<SkinnyBuffer> skinny_gemm_buffers(const SkinnyGemmSpec& spec, int sm_count);
 
 // Bytes of workspace the kernel needs (0 when it does not split k).

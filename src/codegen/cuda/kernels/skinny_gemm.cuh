@@ -59,6 +59,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
             gf_load_before_wait(static_cast<const gf_t*>(buffers[kBufNormBias]) + k0);
     }
   }
+  gf_prefetch_next_weights(buffers);
   // The lane that stores reads its bias now when it is a constant, else right after the wait.
   float bias = 0.0f;
   if (kHasBias && kConstantEpilogue && lane == 0 && col < kN) bias = gf_bias_at(buffers, col);
@@ -148,6 +149,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
       if (kGated) gf_prefetch_l2(wu + (int64_t)k * kN + tile_col0, bytes);
     }
   }
+  gf_prefetch_next_weights(buffers);
   gf_grid_dependency_sync();
   const gf_t* a = kStableInputAddresses ? a_early : static_cast<const gf_t*>(buffers[kBufA]);
 

@@ -72,6 +72,29 @@ static __device__ __forceinline__ const gf_t* gf_entry_before_wait(void* const* 
   asm volatile("ld.global.u64 %0, [%1];" : "=l"(p) : "l"(buffers + i));
   return reinterpret_cast<const gf_t*>(p);
 }
+// This block's share of `bytes` of constant data at p towards L2: the whole 16-byte pieces in
+// it, split into gridDim.x runs, one bulk prefetch per block.
+static __device__ __forceinline__ void gf_prefetch_share_l2(const void* p,
+                                                            unsigned long long bytes) {
+  const unsigned long long begin = ((unsigned long long)p + 15ull) & ~15ull;
+  const unsigned long long end = ((unsigned long long)p + bytes) & ~15ull;
+  if (end <= begin) return;
+  const unsigned long long pieces = (end - begin) / 16ull;
+  const unsigned long long per_block = (pieces + gridDim.x - 1ull) / gridDim.x;
+  const unsigned long long first = blockIdx.x * per_block;
+  if (first >= pieces) return;
+  const unsigned long long count = pieces - first < per_block ? pieces - first : per_block;
+  gf_prefetch_l2(reinterpret_cast<const void*>(begin + 16ull * first),
+                 (unsigned int)(16ull * count));
+}
+// The next kernel's weights (SkinnyGemmSpec::next_w_bytes) towards L2, by one thread per block,
+// before the wait: they are constants.
+static __device__ __forceinline__ void gf_prefetch_next_weights(void* const* buffers) {
+  if (kNextWBytes + kNextWUpBytes == 0 || threadIdx.x != 0) return;
+  if (kNextWBytes > 0) gf_prefetch_share_l2(gf_entry_before_wait(buffers, kBufNextW), kNextWBytes);
+  if (kNextWUpBytes > 0)
+    gf_prefetch_share_l2(gf_entry_before_wait(buffers, kBufNextWUp), kNextWUpBytes);
+}
 // c[m, col] = the epilogue of the sum v (and of the up product's sum when gated), with the bias
 // and residual element already read. The W [n, k] kernels read C's address right after their
 // wait, so that no dependent load of it is left between the sums and the store.

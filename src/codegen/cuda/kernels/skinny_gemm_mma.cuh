@@ -88,6 +88,7 @@ extern "C" __global__ void GF_CLUSTER __launch_bounds__(kThreads) GF_NAME(void* 
       for (int j = 0; j < kN8; ++j)
         wq[c][u][j] = w_ok(j, k0) ? gf_load_before_wait(w[u] + (int64_t)8 * j * kK + k0) : zero;
   }
+  gf_prefetch_next_weights(buffers);
   // Each thread's column in the epilogue is threadIdx.x % kTileCols (kThreads is a multiple).
   const int col = n0 + (int)(threadIdx.x & (kTileCols - 1));
   float bias = 0.0f;
