@@ -99,7 +99,10 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
                              : "attention (decode, split across the keys in clusters)");
   write_attention_constants(w, a);
   const int64_t element_bytes = a.dtype == DType::kF32 ? 4 : 2;
-  const bool wide = blocks <= std::max(options.sm_count, 1);
+  // Wide blocks take an SM each; a cluster above the portable 8 of them rarely finds that many
+  // free SMs in one GPC (an H100 at batch 1 over 4k keys: 42% of the read-only floor in
+  // clusters of 16 wide blocks, 65% in 8), so such clusters take the narrow blocks, two per SM.
+  const bool wide = blocks <= std::max(options.sm_count, 1) && cluster <= kDecodeClusterBlocks;
   const int64_t warps = !mma ? kDecodeWarps : wide ? kDecodeMmaWideWarps : kDecodeMmaWarps;
   // Bytes of one stage of K and V per warp (kernels: kStageElems).
   const int64_t stage_bytes =
