@@ -408,6 +408,9 @@ TEST(CudaAnchorKernels, DecodeShapedAttentionTakesTheSplitKernelWhereItFits) {
   const AnchorCase c = attention(testing::qkv4(3, 8, 2, 1, 4096, 128, 128, f16, 1));
   EXPECT_EQ(launch(c).grid, 3u * 2u * 8u);
   EXPECT_EQ(launch(c).block, 256u);
+  // Clusters of 16 take the narrow blocks even where the grid (96 blocks) would fit the SMs.
+  EXPECT_EQ(launch(c, 16).grid, 3u * 2u * 16u);
+  EXPECT_EQ(launch(c, 16).block, 128u);
   const AnchorCase four = attention(testing::qkv4(4, 32, 8, 1, 4096, 128, 128, f16, 1));
   EXPECT_EQ(launch(four).cluster_blocks, 2u);
   EXPECT_EQ(launch(four).grid, 4u * 8u * 2u);

@@ -246,6 +246,7 @@ class StepBuilder {
     for (const fusion::Group& group : plan.groups)
       for (NodeId id : group.nodes) group_of[id] = &group;
     const std::vector<int> reads = value_reads(g_);
+    std::vector<int> in_order;  // the steps' group ids, in the order they run
     for (const fusion::Group& group : plan.groups) {
       if (group.kind != fusion::GroupKind::kGemm || group.outputs.empty()) continue;
       const std::string name = "gf_skinny_" + std::to_string(group.id);
@@ -259,7 +260,15 @@ class StepBuilder {
           s = skinny_gemm_step(g_, group, name, emit_options_.sm_count, skinny_gemm_);
         }
       }
-      if (s) skinny_steps_.emplace(group.id, std::move(*s));
+      if (s) {
+        skinny_steps_.emplace(group.id, std::move(*s));
+        in_order.push_back(group.id);
+      }
+    }
+    // Each kernel starts the weight reads of the next product (prefetch_next_weights).
+    for (size_t i = 0; i + 1 < in_order.size(); ++i) {
+      prefetch_next_weights(skinny_steps_.at(in_order[i]), skinny_steps_.at(in_order[i + 1]),
+                            emit_options_.sm_count);
     }
   }
 

@@ -276,6 +276,7 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   out.spec = m->spec;
   out.nodes = m->nodes;
   out.folded_norm = m->norm;
+  out.w = m->w;
   CudaStep& s = out.step;
   s.kind = CudaStep::Kind::kKernel;
   try {
@@ -286,9 +287,9 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   }
   std::vector<NodeId> described = m->nodes;
   if (m->norm != kNoNode) described.insert(described.begin(), m->norm);
-  const std::string fused = describe_nodes(g, described);
-  s.kernel.source = "// fused: " + codegen::comment_safe(fused) + "\n" + s.kernel.source;
-  s.label = "skinny GEMM " + name + " (" + m->spec.to_string() + "; " + fused + ")";
+  out.fused = describe_nodes(g, described);
+  s.kernel.source = "// fused: " + codegen::comment_safe(out.fused) + "\n" + s.kernel.source;
+  s.label = "skinny GEMM " + name + " (" + m->spec.to_string() + "; " + out.fused + ")";
   using codegen::SkinnyBuffer;
   for (SkinnyBuffer role : codegen::skinny_gemm_buffers(m->spec, sm_count)) {
     GF_ASSERT(role != SkinnyBuffer::kWUp, "a single product has no up-projection");
@@ -304,6 +305,28 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   }
   s.private_bytes = codegen::skinny_gemm_workspace_bytes(m->spec, sm_count);
   return out;
+}
+
+void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count) {
+  if (!step.spec.prefetch_weights || !next.spec.prefetch_weights || next.w == kNoValue) return;
+  using codegen::SkinnyBuffer;
+  const std::vector<SkinnyBuffer> before = codegen::skinny_gemm_buffers(step.spec, sm_count);
+  codegen::SkinnyGemmSpec spec = step.spec;
+  spec.next_w_bytes =
+      static_cast<uint64_t>(next.spec.n * next.spec.k) * dtype_size(next.spec.dtype);
+  CudaStep& s = step.step;
+  codegen::CudaKernelSource kernel =
+      codegen::emit_skinny_gemm_kernel(spec, s.kernel.name, sm_count);
+  const std::vector<SkinnyBuffer> after = codegen::skinny_gemm_buffers(spec, sm_count);
+  GF_ASSERT(after.size() == before.size() + 1 && after.back() == SkinnyBuffer::kNextW &&
+                std::equal(before.begin(), before.end(), after.begin()),
+            "the next weight's entry follows the step's buffers");
+  kernel.source = "// fused: " + codegen::comment_safe(step.fused) + "\n" + kernel.source;
+  s.kernel = std::move(kernel);
+  s.label = "skinny GEMM " + s.kernel.name + " (" + spec.to_string() + "; " + step.fused + ")";
+  s.buffers.push_back(next.w);
+  s.is_output.push_back(false);
+  step.spec = spec;
 }
 
 }  // namespace gf::cuda

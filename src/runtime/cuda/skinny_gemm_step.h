@@ -48,6 +48,8 @@ struct SkinnyGemmStep {
   codegen::SkinnyGemmSpec spec;
   std::vector<NodeId> nodes;  // what it computes: the anchor, then the epilogue nodes it fused
   NodeId folded_norm = kNoNode;  // the norm it applies to A, whose output it does not need
+  ValueId w = kNoValue;          // its weight
+  std::string fused;             // the nodes it computes, for its label and source
 };
 
 // How many times each value is read: by node inputs, plus once more when it is a graph output.
@@ -60,5 +62,11 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
                                                const std::string& name, int sm_count,
                                                SkinnyGemm choice = SkinnyGemm::kAlways,
                                                const std::vector<int>* reads = nullptr);
+
+// Makes `step`'s kernel move `next`'s weight towards L2 as it starts, where both weights are
+// constants (SkinnyGemmSpec::next_w_bytes): in a chain of one-token products each kernel then
+// starts the reads of the one after it, whose blocks cannot start before its own have left their
+// SMs. Re-emits the kernel (same name) and adds the weight's table entry.
+void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count);
 
 }  // namespace gf::cuda
