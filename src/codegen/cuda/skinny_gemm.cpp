@@ -166,11 +166,9 @@ Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
   return l;
 }
 
-// Weights up to this size are moved towards L2 before the kernel waits for the one before it.
-// Larger ones gain nothing from it: the kernel streams them at full bandwidth anyway, and a
-// matrix near L2's size (50 MB on an H200) is evicted before it is read (bench_skinny_gemm: a
-// Llama-size layer slowed from 431 to 536 us with every weight prefetched).
-constexpr uint64_t kMaxPrefetchBytes = uint64_t{8} << 20;
+// Weights up to kSkinnyMaxPrefetchBytes are moved towards L2 before the kernel waits for the
+// one before it.
+constexpr uint64_t kMaxPrefetchBytes = kSkinnyMaxPrefetchBytes;
 
 bool prefetches_weights(const SkinnyGemmSpec& s, const Layout& l) {
   const uint64_t bytes = static_cast<uint64_t>(s.n * s.k) * dtype_size(s.dtype) * (s.gated ? 2 : 1);

@@ -26,6 +26,13 @@ inline constexpr int64_t kSkinnyTensorCoreMinRows = 2;
 
 enum class SkinnyActivation { kNone, kRelu, kGeluErf, kGeluTanh, kSilu };
 
+// Weights moved towards L2 ahead of their reads (a kernel's own, SkinnyGemmSpec::prefetch_weights,
+// or the next kernel's, next_w_bytes) are at most this large. Larger ones gain nothing from it:
+// a kernel streams them at full bandwidth anyway, and a matrix near L2's size (50 MB on an H200)
+// is evicted before it is read (bench_skinny_gemm: a Llama-size layer slowed from 431 to 536 us
+// with every weight prefetched).
+inline constexpr uint64_t kSkinnyMaxPrefetchBytes = uint64_t{8} << 20;
+
 // A normalization of A's rows the kernel applies as it reads them (W [n, k] only), so that the
 // LayerNormalization or RMSNormalization before a product needs no kernel of its own: the A
 // buffer then holds the norm's input X [m, k], and the kernel multiplies
@@ -70,7 +77,8 @@ struct SkinnyGemmSpec {
   // kernel moves towards L2 as it starts, spread over its blocks (table entries kNextW and
   // kNextWUp point at them). In a chain of dependent products the next kernel's blocks cannot
   // start before this kernel's leave their SMs, so its own early loads come too late to hide
-  // the memory's latency; this kernel, already running, can start them. 0: none.
+  // the memory's latency; this kernel, already running, can start them. 0: none. Callers keep
+  // the sum within kSkinnyMaxPrefetchBytes.
   uint64_t next_w_bytes = 0, next_w_up_bytes = 0;
   SkinnyMath math = SkinnyMath::kAuto;
   // Tensor cores: output columns per block (8, 16 or 32); 0 lets the layout choose (8). Wider

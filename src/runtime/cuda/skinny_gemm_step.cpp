@@ -314,6 +314,7 @@ void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int
   codegen::SkinnyGemmSpec spec = step.spec;
   spec.next_w_bytes =
       static_cast<uint64_t>(next.spec.n * next.spec.k) * dtype_size(next.spec.dtype);
+  if (spec.next_w_bytes > codegen::kSkinnyMaxPrefetchBytes) return;
   CudaStep& s = step.step;
   codegen::CudaKernelSource kernel =
       codegen::emit_skinny_gemm_kernel(spec, s.kernel.name, sm_count);
