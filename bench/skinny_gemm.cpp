@@ -159,15 +159,16 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     spec.stable_input_addresses = early_addresses;  // nothing repoints this bench's tables
     if (row.w_transposed) spec.math = math;  // f16, k a multiple of 8: either unit takes W [n, k]
     spec.tensor_core_tile_cols = tile_cols;
-    // As the executor does: the next product's weights when they are not too large for L2.
-    const uint64_t next_bytes =
-        i + 1 < row.products.size()
-            ? static_cast<uint64_t>(row.products[i + 1].n * row.products[i + 1].k) * es
-            : 0;
-    const bool next_gated = next_bytes > 0 && row.products[i + 1].gated;
-    if (next && next_bytes * (next_gated ? 2 : 1) <= codegen::kSkinnyMaxPrefetchBytes) {
-      spec.next_w_bytes = next_bytes;
-      spec.next_w_up_bytes = next_gated ? next_bytes : 0;
+    // As the executor does (skinny_gemm_prefetches_next).
+    const auto weight_bytes = [&](size_t j) {
+      const Product& q = row.products[j];
+      return static_cast<uint64_t>(q.n * q.k) * es * (q.gated ? 2 : 1);
+    };
+    const uint64_t next_bytes = i + 1 < row.products.size() ? weight_bytes(i + 1) : 0;
+    if (next && codegen::skinny_gemm_prefetches_next(weight_bytes(i), next_bytes)) {
+      const bool next_gated = row.products[i + 1].gated;
+      spec.next_w_bytes = next_gated ? next_bytes / 2 : next_bytes;
+      spec.next_w_up_bytes = next_gated ? next_bytes / 2 : 0;
     }
     const std::string name = "gf_skinny";
     const codegen::CudaKernelSource src = codegen::emit_skinny_gemm_kernel(spec, name, sms);

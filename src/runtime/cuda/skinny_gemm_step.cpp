@@ -308,13 +308,19 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
 }
 
 void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count) {
-  if (!step.spec.prefetch_weights || !next.spec.prefetch_weights || next.w == kNoValue) return;
+  // A step is one product (no W_up), so the next weight is next.w alone.
+  if (!step.spec.prefetch_weights || !next.spec.prefetch_weights || next.w == kNoValue ||
+      next.spec.gated)
+    return;
   using codegen::SkinnyBuffer;
   const std::vector<SkinnyBuffer> before = codegen::skinny_gemm_buffers(step.spec, sm_count);
   codegen::SkinnyGemmSpec spec = step.spec;
-  spec.next_w_bytes =
-      static_cast<uint64_t>(next.spec.n * next.spec.k) * dtype_size(next.spec.dtype);
-  if (spec.next_w_bytes > codegen::kSkinnyMaxPrefetchBytes) return;
+  const auto weight_bytes = [](const codegen::SkinnyGemmSpec& x) {
+    return static_cast<uint64_t>(x.n * x.k) * dtype_size(x.dtype) * (x.gated ? 2 : 1);
+  };
+  if (!codegen::skinny_gemm_prefetches_next(weight_bytes(step.spec), weight_bytes(next.spec)))
+    return;
+  spec.next_w_bytes = weight_bytes(next.spec);
   CudaStep& s = step.step;
   codegen::CudaKernelSource kernel =
       codegen::emit_skinny_gemm_kernel(spec, s.kernel.name, sm_count);

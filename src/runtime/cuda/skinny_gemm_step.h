@@ -66,8 +66,8 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
 // Makes `step`'s kernel move `next`'s weight towards L2 as it starts, where both weights are
 // constants (SkinnyGemmSpec::next_w_bytes): in a chain of one-token products each kernel then
 // starts the reads of the one after it, whose blocks cannot start before its own have left their
-// SMs. Re-emits the kernel (same name) and adds the weight's table entry. Not for a weight
-// larger than codegen::kSkinnyMaxPrefetchBytes.
+// SMs. Re-emits the kernel (same name) and adds the weight's table entry; nothing where
+// codegen::skinny_gemm_prefetches_next says no.
 void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count);
 
 }  // namespace gf::cuda
