@@ -5,6 +5,7 @@
 //
 //   bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses]
 //                     [--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]
+//                     [--prefetch-ahead N]
 //
 // Rows: the 48 weight products of a GPT-2-small one-token step (W [k, n], as GPT-2 stores them,
 // and [n, k]) at each m of --rows (default 1,2,4,8,16), and a Llama-style layer (hidden 4096, 32
@@ -16,7 +17,9 @@
 // (SkinnyGemmSpec::math; default auto: tensor cores from kSkinnyTensorCoreMinRows rows on), and
 // --tile-cols the tensor-core kernels' columns per block (default: the layout's choice). Each row
 // also prints two floors measured in the same run: the chain floor (kChainFloorSource: the same
-// dependent launches without weights) and the weight bytes at the copy's rate.
+// dependent launches without weights) and the weight bytes at the copy's rate. "+ next to L2":
+// each kernel also moves the weights of the product N later (--prefetch-ahead, default 1, as the
+// executor does) towards L2 as it starts.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -116,7 +119,7 @@ struct Timing {
 
 Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, cudaStream_t stream,
                int reps, bool early_addresses, codegen::SkinnyMath math, int tile_cols,
-               CUfunction chain_floor) {
+               CUfunction chain_floor, size_t ahead) {
   const DType dtype = DType::kF16;
   const size_t es = 2;
   Timing t;
@@ -145,7 +148,8 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
     void* table;
   };
   std::map<std::string, std::unique_ptr<CudaModule>> modules;  // one per distinct spec
-  // Product i's launch; with `next`, its kernel also moves product i + 1's weights towards L2.
+  // Product i's launch; with `next`, its kernel also moves product i + ahead's weights towards
+  // L2.
   const auto make_launch = [&](size_t i, bool next) {
     const Product& p = row.products[i];
     codegen::SkinnyGemmSpec spec;
@@ -164,9 +168,10 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
       const Product& q = row.products[j];
       return static_cast<uint64_t>(q.n * q.k) * es * (q.gated ? 2 : 1);
     };
-    const uint64_t next_bytes = i + 1 < row.products.size() ? weight_bytes(i + 1) : 0;
+    const size_t later = i + ahead;
+    const uint64_t next_bytes = later < row.products.size() ? weight_bytes(later) : 0;
     if (next && codegen::skinny_gemm_prefetches_next(weight_bytes(i), next_bytes)) {
-      const bool next_gated = row.products[i + 1].gated;
+      const bool next_gated = row.products[later].gated;
       spec.next_w_bytes = next_gated ? next_bytes / 2 : next_bytes;
       spec.next_w_up_bytes = next_gated ? next_bytes / 2 : 0;
     }
@@ -190,10 +195,10 @@ Timing run_row(const Row& row, codegen::NvrtcCompiler& nvrtc, int cc, int sms, c
           table.push_back(c);
           break;
         case codegen::SkinnyBuffer::kNextW:
-          table.push_back(weights[i + 1]);
+          table.push_back(weights[i + ahead]);
           break;
         case codegen::SkinnyBuffer::kNextWUp:
-          table.push_back(weights_up[i + 1]);
+          table.push_back(weights_up[i + ahead]);
           break;
         case codegen::SkinnyBuffer::kWorkspace:
           table.push_back(alloc(codegen::skinny_gemm_workspace_bytes(spec, sms), 0));
@@ -307,6 +312,7 @@ int run(int argc, char** argv) {
   bool early_addresses = true;
   codegen::SkinnyMath math = codegen::SkinnyMath::kAuto;
   int tile_cols = 0;
+  size_t ahead = 1;  // "+ next to L2": the weights of the product this many later
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json" && i + 1 < argc) json_path = argv[++i];
@@ -318,11 +324,13 @@ int run(int argc, char** argv) {
       ++i;
     else if (arg == "--tile-cols" && i + 1 < argc)
       tile_cols = std::atoi(argv[++i]);  // the emitter checks it
+    else if (arg == "--prefetch-ahead" && i + 1 < argc && std::atoi(argv[i + 1]) >= 1)
+      ahead = static_cast<size_t>(std::atoi(argv[++i]));
     else
       throw Error(
           ErrorCode::kInvalidArgument,
           "usage: bench_skinny_gemm [--json FILE] [--reps N] [--rows M,M,...] [--late-addresses] "
-          "[--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32]");
+          "[--math auto|cuda-cores|tensor-cores] [--tile-cols 8|16|32] [--prefetch-ahead N >= 1]");
   }
   const CudaProbe probe = probe_cuda();
   if (probe.devices.empty()) {
@@ -393,18 +401,22 @@ int run(int argc, char** argv) {
       "ours: plain graph edges; ours, early: programmatic edges (a kernel starts while the one\n"
       "before it finishes; the executor's graphs on sm_90+); + next to L2: programmatic edges, "
       "each\n"
-      "kernel moving the next product's weights towards L2 as it starts. TB/s: weight bytes over "
-      "time.\n"
+      "kernel moving the weights of the product %zu later towards L2 as it starts. TB/s: weight "
+      "bytes over time.\n"
       "Floors, same run: chain, the same launches doing nothing but wait, read A and store;\n"
-      "copy, the weight bytes at the copy's rate.\n");
+      "copy, the weight bytes at the copy's rate.\n",
+      ahead);
   std::printf(
       "| row | m | ours us | ours, early us | + next to L2 us | ours, early TB/s | %% of copy "
       "| cuBLASLt us | cuBLASLt TB/s | early / cuBLASLt | chain floor us | copy floor us |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  nlohmann::json out = {{"device", dev.name}, {"copy_tb_per_s", copy_tbs}, {"rows", nlohmann::json::array()}};
+  nlohmann::json out = {{"device", dev.name},
+                        {"copy_tb_per_s", copy_tbs},
+                        {"prefetch_ahead", ahead},
+                        {"rows", nlohmann::json::array()}};
   for (const Row& r : rows) {
     const Timing t = run_row(r, nvrtc, cc, dev.multiprocessors, stream, reps, early_addresses, math,
-                             tile_cols, chain_floor);
+                             tile_cols, chain_floor, ahead);
     const double copy_floor_us = t.weight_bytes / (copy_tbs * 1e12) * 1e6;
     const double ours_tbs = t.weight_bytes / (t.ours_us * 1e-6) / 1e12;
     const double early_tbs = t.weight_bytes / (t.ours_programmatic_us * 1e-6) / 1e12;

@@ -265,9 +265,10 @@ class StepBuilder {
         in_order.push_back(group.id);
       }
     }
-    // Each kernel starts the weight reads of the next product (prefetch_next_weights).
-    for (size_t i = 0; i + 1 < in_order.size(); ++i) {
-      prefetch_next_weights(skinny_steps_.at(in_order[i]), skinny_steps_.at(in_order[i + 1]),
+    // Each kernel starts the weight reads of a product after it (prefetch_next_weights).
+    for (size_t i = 0; i + kSkinnyPrefetchAhead < in_order.size(); ++i) {
+      prefetch_next_weights(skinny_steps_.at(in_order[i]),
+                            skinny_steps_.at(in_order[i + kSkinnyPrefetchAhead]),
                             emit_options_.sm_count);
     }
   }

@@ -70,4 +70,8 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
 // codegen::skinny_gemm_prefetches_next says no.
 void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count);
 
+// How many skinny steps later `next` is: each kernel moves the weight of the step this many
+// after it (bench_skinny_gemm --prefetch-ahead measures other distances).
+inline constexpr size_t kSkinnyPrefetchAhead = 1;
+
 }  // namespace gf::cuda
