@@ -101,7 +101,8 @@ CudaKernelSource emit_decode_attention_kernel(const Node& node, const Graph& g,
   const int64_t element_bytes = a.dtype == DType::kF32 ? 4 : 2;
   // Wide blocks take an SM each; a cluster above the portable 8 of them rarely finds that many
   // free SMs in one GPC (an H100 at batch 1 over 4k keys: 42% of the read-only floor in
-  // clusters of 16 wide blocks, 65% in 8), so such clusters take the narrow blocks, two per SM.
+  // clusters of 16 wide blocks, 65% in 8), so such clusters take the narrow blocks, two per SM
+  // (57% there: better, though never chosen over 8).
   const bool wide = blocks <= std::max(options.sm_count, 1) && cluster <= kDecodeClusterBlocks;
   const int64_t warps = !mma ? kDecodeWarps : wide ? kDecodeMmaWideWarps : kDecodeMmaWarps;
   // Bytes of one stage of K and V per warp (kernels: kStageElems).
