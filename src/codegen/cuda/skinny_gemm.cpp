@@ -171,9 +171,9 @@ Layout layout_for(const SkinnyGemmSpec& s, int sm_count) {
 constexpr uint64_t kMaxPrefetchBytes = kSkinnyMaxPrefetchBytes;
 
 bool prefetches_weights(const SkinnyGemmSpec& s, const Layout& l) {
-  const uint64_t bytes = static_cast<uint64_t>(s.n * s.k) * dtype_size(s.dtype) * (s.gated ? 2 : 1);
   // The bulk prefetch takes 16-byte aligned pieces: rows of W that vector loads can read.
-  return s.prefetch_weights && l.vector_loads && l.preload_pieces == 0 && bytes <= kMaxPrefetchBytes;
+  return s.prefetch_weights && l.vector_loads && l.preload_pieces == 0 &&
+         skinny_gemm_weight_bytes(s) <= kMaxPrefetchBytes;
 }
 
 }  // namespace

@@ -99,6 +99,11 @@ struct SkinnyGemmSpec {
   std::string to_string() const;
 };
 
+// Bytes of the spec's weights: W, and W_up when gated.
+inline uint64_t skinny_gemm_weight_bytes(const SkinnyGemmSpec& s) {
+  return static_cast<uint64_t>(s.n * s.k) * dtype_size(s.dtype) * (s.gated ? 2 : 1);
+}
+
 // The buffer roles in ABI order.
 enum class SkinnyBuffer {
   kA,

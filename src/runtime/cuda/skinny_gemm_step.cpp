@@ -233,6 +233,12 @@ std::vector<bool> values_sharing_a_binding(const Graph& g) {
   return out;
 }
 
+// The step's kernel source headed by the nodes it computes (`fused`), and its label.
+void label_kernel(CudaStep& s, const codegen::SkinnyGemmSpec& spec, const std::string& fused) {
+  s.kernel.source = "// fused: " + codegen::comment_safe(fused) + "\n" + s.kernel.source;
+  s.label = "skinny GEMM " + s.kernel.name + " (" + spec.to_string() + "; " + fused + ")";
+}
+
 std::string describe_nodes(const Graph& g, const std::vector<NodeId>& nodes) {
   std::string out;
   for (NodeId id : nodes) {
@@ -288,8 +294,7 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
   std::vector<NodeId> described = m->nodes;
   if (m->norm != kNoNode) described.insert(described.begin(), m->norm);
   out.fused = describe_nodes(g, described);
-  s.kernel.source = "// fused: " + codegen::comment_safe(out.fused) + "\n" + s.kernel.source;
-  s.label = "skinny GEMM " + name + " (" + m->spec.to_string() + "; " + out.fused + ")";
+  label_kernel(s, m->spec, out.fused);
   using codegen::SkinnyBuffer;
   for (SkinnyBuffer role : codegen::skinny_gemm_buffers(m->spec, sm_count)) {
     GF_ASSERT(role != SkinnyBuffer::kWUp, "a single product has no up-projection");
@@ -315,22 +320,18 @@ void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int
   using codegen::SkinnyBuffer;
   const std::vector<SkinnyBuffer> before = codegen::skinny_gemm_buffers(step.spec, sm_count);
   codegen::SkinnyGemmSpec spec = step.spec;
-  const auto weight_bytes = [](const codegen::SkinnyGemmSpec& x) {
-    return static_cast<uint64_t>(x.n * x.k) * dtype_size(x.dtype) * (x.gated ? 2 : 1);
-  };
-  if (!codegen::skinny_gemm_prefetches_next(weight_bytes(step.spec), weight_bytes(next.spec)))
+  const uint64_t next_bytes = codegen::skinny_gemm_weight_bytes(next.spec);
+  if (!codegen::skinny_gemm_prefetches_next(codegen::skinny_gemm_weight_bytes(step.spec),
+                                            next_bytes))
     return;
-  spec.next_w_bytes = weight_bytes(next.spec);
+  spec.next_w_bytes = next_bytes;
   CudaStep& s = step.step;
-  codegen::CudaKernelSource kernel =
-      codegen::emit_skinny_gemm_kernel(spec, s.kernel.name, sm_count);
+  s.kernel = codegen::emit_skinny_gemm_kernel(spec, s.kernel.name, sm_count);
   const std::vector<SkinnyBuffer> after = codegen::skinny_gemm_buffers(spec, sm_count);
   GF_ASSERT(after.size() == before.size() + 1 && after.back() == SkinnyBuffer::kNextW &&
                 std::equal(before.begin(), before.end(), after.begin()),
             "the next weight's entry follows the step's buffers");
-  kernel.source = "// fused: " + codegen::comment_safe(step.fused) + "\n" + kernel.source;
-  s.kernel = std::move(kernel);
-  s.label = "skinny GEMM " + s.kernel.name + " (" + spec.to_string() + "; " + step.fused + ")";
+  label_kernel(s, spec, step.fused);
   s.buffers.push_back(next.w);
   s.is_output.push_back(false);
   step.spec = spec;
