@@ -279,6 +279,21 @@ TEST(SkinnyGemmCodegen, NextKernelsWeightsAreMovedTowardsL2BeforeTheWait) {
   }
 }
 
+// The next kernel's weights go to L2 only where this kernel's own and they are both within
+// kSkinnyMaxPrefetchBytes: a larger stream on either side would evict them before their reads.
+TEST(SkinnyGemmCodegen, NextWeightsArePrefetchedOnlyWhenBothSidesFitTheBound) {
+  constexpr uint64_t kMiB = uint64_t{1} << 20;
+  EXPECT_EQ(codegen::kSkinnyMaxPrefetchBytes, 8 * kMiB);
+  EXPECT_TRUE(codegen::skinny_gemm_prefetches_next(4718592, 3538944));      // GPT-2 fc2 -> qkv
+  EXPECT_TRUE(codegen::skinny_gemm_prefetches_next(8 * kMiB, 8 * kMiB));    // Llama k -> v
+  EXPECT_FALSE(codegen::skinny_gemm_prefetches_next(32 * kMiB, 8 * kMiB));  // Llama q -> k
+  EXPECT_FALSE(codegen::skinny_gemm_prefetches_next(8 * kMiB, 8 * kMiB + 1));
+  EXPECT_FALSE(codegen::skinny_gemm_prefetches_next(kMiB, 0));  // nothing to move
+  SkinnyGemmSpec gated = product(DType::kBF16, 1, 11008, 4096, true);
+  gated.gated = true;
+  EXPECT_EQ(codegen::skinny_gemm_weight_bytes(gated), uint64_t{2} * 11008 * 4096 * 2);
+}
+
 // A LayerNorm's scale and bias join W's pieces before the wait when they are constants and
 // all three fit the registers; otherwise they are read beside A.
 TEST(SkinnyGemmCodegen, ConstantNormPiecesAreLoadedBeforeTheWaitWhenTheyFit) {
