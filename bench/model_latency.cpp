@@ -2,8 +2,8 @@
 // no host<->device copies inside the timed region (`graphfuse run` times those too).
 //
 //   bench_model_latency MODEL.onnx --input NAME=FILE.npy ... [--precision fp32|tf32|fp16|bf16]
-//       [--mode graph|eager] [--programmatic-launch on|off] [--early-setup on|off] [--iters N]
-//       [--warmup N] [--output-dir DIR] [--json FILE]
+//       [--mode graph|eager] [--programmatic-launch on|off] [--early-setup on|off]
+//       [--skinny-prefetch N] [--iters N] [--warmup N] [--output-dir DIR] [--json FILE]
 //
 // Imports the model with the inputs' shapes bound (shape subgraphs fold as `graphfuse run`
 // folds them), compiles a CUDA Session and its DeviceProgram, uploads the inputs once, then:
@@ -70,6 +70,7 @@ struct Options {
   std::string programmatic_launch = "on", early_setup = "on";
   std::vector<std::string> inputs;
   int iters = 100, warmup = 10;
+  int skinny_prefetch = SessionOptions{}.skinny_prefetch_distance;
 };
 
 Precision parse_precision(const std::string& name) {
@@ -266,6 +267,7 @@ class Bench {
     j_["model"] = o_.model;
     j_["precision"] = o_.precision;
     j_["mode"] = o_.mode;
+    j_["skinny_prefetch_distance"] = o_.skinny_prefetch;
     try {
       measure();
     } catch (const std::exception& e) {
@@ -293,6 +295,7 @@ class Bench {
                   "--programmatic-launch must be on or off, not '" + o_.programmatic_launch + "'");
     }
     so.programmatic_launch = o_.programmatic_launch == "on";
+    so.skinny_prefetch_distance = o_.skinny_prefetch;
     if (o_.early_setup != "on" && o_.early_setup != "off") {
       throw Error(ErrorCode::kInvalidArgument,
                   "--early-setup must be on or off, not '" + o_.early_setup + "'");
@@ -454,6 +457,11 @@ int bench_main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--early-setup", o.early_setup,
                  "on: cuBLASLt's one-time set-up starts before the import (off: in the compile)")
+      ->capture_default_str();
+  app.add_option("--skinny-prefetch", o.skinny_prefetch,
+                 "skinny GEMM kernels move the weights of the skinny product this many later "
+                 "towards L2 (0: none)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--iters", o.iters, "timed runs per pass (0: compile, run once and write outputs)")
       ->capture_default_str();

@@ -96,6 +96,10 @@ struct SessionOptions {
   bool programmatic_launch = true;
   // CUDA: which decode-shaped products run as skinny GEMM kernels (see SkinnyGemm).
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
+  // CUDA: each skinny GEMM kernel starts moving the weights of the skinny product this many
+  // after it towards L2 (where both weights are constants of at most 8 MiB), so that product's
+  // reads are under way before its own kernel can start; 0: none. At least 0.
+  int skinny_prefetch_distance = 1;
   // CUDA: whose attention runs (see AttentionPath).
   AttentionPath attention = AttentionPath::kAuto;
   // CUDA: which library runs the products the generated kernels do not (see GemmLibrary).

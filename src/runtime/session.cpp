@@ -109,6 +109,10 @@ Session::Session(Graph graph, SessionOptions options)
   if (options_.max_cached_programs < 1) {
     throw Error(ErrorCode::kInvalidArgument, "max_cached_programs must be at least 1");
   }
+  if (options_.skinny_prefetch_distance < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "skinny_prefetch_distance must be at least 0, not " +
+                                                 std::to_string(options_.skinny_prefetch_distance));
+  }
   infer_shapes(graph_);
   if (options_.device == Device::kCpu &&
       (options_.precision == Precision::kFp16 || options_.precision == Precision::kBf16)) {

@@ -84,6 +84,7 @@ CompiledProgram compile_program(Graph specialised, const SessionOptions& options
   if (resources) cuda_options.device_memory = resources->device_memory;
   cuda_options.shared_arena = options.share_device_arena;
   cuda_options.skinny_gemm = options.skinny_gemm;
+  cuda_options.skinny_prefetch_distance = options.skinny_prefetch_distance;
   cuda_options.attention = options.attention;
   cuda_options.gemm_library = options.gemm_library;
   cuda_options.round_16bit_intermediates = options.round_16bit_intermediates;

@@ -217,8 +217,10 @@ TEST_F(CudaAnchorKernelsLarge, DecodeAttentionRunsInASessionsGraph) {
       testing::qkv4(2, 8, 2, 1, 1000, 128, 128, DType::kBF16, 120), {}, DType::kBF16);
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
+  cuda::CudaProgramOptions options;
+  options.attention = AttentionPath::kGenerated;
   cuda::build_cuda_steps(c.graph, state, stats, device_->sm_count(), device_->compute_capability(),
-                         SkinnyGemm::kAuto, true, AttentionPath::kGenerated);
+                         options);
   int split = 0;
   for (const cuda::CudaStep& step : state.steps)
     split += step.kernel.source.find("split across the keys") != std::string::npos;

@@ -50,7 +50,9 @@ Steps build(const Graph& g) {
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
   // Every product skinny (at most 16 rows here), so no library handle, and no device, is needed.
-  cuda::build_cuda_steps(g, state, stats, 132, 90, SkinnyGemm::kAlways);
+  cuda::CudaProgramOptions options;
+  options.skinny_gemm = SkinnyGemm::kAlways;
+  cuda::build_cuda_steps(g, state, stats, 132, 90, options);
   // Every value a step reads is written by an earlier step (or is an input or a constant), as
   // the executor's arena placement requires: it throws otherwise.
   std::vector<StepBuffers> uses;

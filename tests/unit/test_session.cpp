@@ -50,6 +50,16 @@ TEST(Session, SixteenBitPrecisionOnTheCpuIsAClearError) {
   }
 }
 
+TEST(Session, ANegativeSkinnyPrefetchDistanceIsAClearError) {
+  EXPECT_EQ(SessionOptions{}.skinny_prefetch_distance, 1);
+  GraphBuilder b;
+  b.output(b.op1(Op::kRelu, {b.input("x", DType::kF32, Shape{2})}));
+  SessionOptions options;
+  options.skinny_prefetch_distance = -1;
+  expect_error([&] { Session(b.build(), options); }, ErrorCode::kInvalidArgument,
+               {"skinny_prefetch_distance", "at least 0", "-1"});
+}
+
 TEST(Session, AttentionPathsHaveNamesAndAutoIsTheDefault) {
   EXPECT_EQ(SessionOptions{}.attention, AttentionPath::kAuto);
   for (AttentionPath a : {AttentionPath::kAuto, AttentionPath::kGenerated, AttentionPath::kCudnn})

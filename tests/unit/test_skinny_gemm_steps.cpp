@@ -36,6 +36,14 @@ using codegen::SkinnyActivation;
 using testing::SkinnyEpilogue;
 constexpr int kSms = 132;
 
+// The compile options with skinny GEMMs as `choice` and that prefetch distance, the rest default.
+cuda::CudaProgramOptions with_skinny(SkinnyGemm choice, int prefetch_distance = 1) {
+  cuda::CudaProgramOptions o;
+  o.skinny_gemm = choice;
+  o.skinny_prefetch_distance = prefetch_distance;
+  return o;
+}
+
 // The graph as the executor builds its steps from: specialised (passes run), Gemm scaling split.
 Graph prepared(const Graph& g) {
   std::vector<std::vector<int64_t>> dims;
@@ -234,7 +242,7 @@ TEST(SkinnyGemmSteps, TheBuilderLeavesTheRestOfTheEpilogueToAGeneratedKernel) {
   const Graph g = prepared(b.build());
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAlways);
+  cuda::build_cuda_steps(g, state, stats, kSms, 90, with_skinny(SkinnyGemm::kAlways));
   EXPECT_EQ(stats.skinny_gemm_steps, 1);
   EXPECT_EQ(stats.generated_kernels, 2);
   EXPECT_EQ(stats.library_calls, 0);
@@ -281,7 +289,7 @@ TEST(SkinnyGemmSteps, ANormAloneBeforeTheProductGoesIntoTheSkinnyKernel) {
     const Graph g = norm_then_product(norm, false);
     cuda::CudaProgramState state;
     cuda::CudaProgramStats stats;
-    cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);
+    cuda::build_cuda_steps(g, state, stats, kSms, 90, with_skinny(SkinnyGemm::kAuto));
     EXPECT_EQ(stats.skinny_gemm_steps, 1);
     EXPECT_EQ(stats.generated_kernels, 1) << "the norm kept a kernel";
     ASSERT_EQ(state.steps.size(), 1u);
@@ -303,7 +311,7 @@ TEST(SkinnyGemmSteps, ANormAloneBeforeTheProductGoesIntoTheSkinnyKernel) {
   const Graph g = norm_then_product(Op::kLayerNormalization, true);
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);
+  cuda::build_cuda_steps(g, state, stats, kSms, 90, with_skinny(SkinnyGemm::kAuto));
   EXPECT_EQ(stats.skinny_gemm_steps, 1);
   for (const cuda::CudaStep& s : state.steps)
     EXPECT_EQ(s.label.find("after LayerNorm"), std::string::npos);
@@ -394,7 +402,8 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   cuda::CudaProgramState state;
   cuda::CudaProgramStats stats;
-  cuda::build_cuda_steps(g, state, stats, kSms, 90, SkinnyGemm::kAuto);  // W [n, k], one row: auto's
+  cuda::build_cuda_steps(g, state, stats, kSms, 90,
+                         with_skinny(SkinnyGemm::kAuto));  // W [n, k], one row: auto's
   EXPECT_GT(products, 0);
   EXPECT_EQ(stats.skinny_gemm_steps, products);
   EXPECT_EQ(stats.library_calls, 0);
@@ -411,21 +420,40 @@ TEST(SkinnyGemmSteps, Gpt2ExportAtOneTokenRunsEveryProductSkinnyWithItsEpilogue)
   }
   EXPECT_GT(with_gelu, 0);
   EXPECT_GT(with_residual, 0);
-  // Each product's kernel but the last kSkinnyPrefetchAhead moves the weight of the product that
-  // many later towards L2: its last table entry is a constant that product's kernel reads.
-  std::vector<const cuda::CudaStep*> skinny;
-  for (const cuda::CudaStep& s : state.steps)
-    if (s.label.rfind("skinny GEMM", 0) == 0) skinny.push_back(&s);
-  for (size_t i = 0; i < skinny.size(); ++i) {
-    const size_t later = i + cuda::kSkinnyPrefetchAhead;
-    const bool has_next = later < skinny.size();
-    EXPECT_EQ(skinny[i]->label.find("(next weights to L2") != std::string::npos, has_next)
-        << skinny[i]->label;
-    if (!has_next) continue;
-    const ValueId next_w = skinny[i]->buffers.back();
-    EXPECT_TRUE(g.value(next_w).is_constant()) << skinny[i]->label;
-    const std::vector<ValueId>& reads = skinny[later]->buffers;
-    EXPECT_NE(std::find(reads.begin(), reads.end(), next_w), reads.end()) << skinny[i]->label;
+  // Each product's kernel but the last `distance` moves the weight of the product that many later
+  // towards L2: its last table entry is a constant that product's kernel reads. Distance 0 (and
+  // the session's default of 1, above) as well as 2.
+  for (int distance : {0, 1, 2}) {
+    SCOPED_TRACE("distance " + std::to_string(distance));
+    cuda::CudaProgramState at_distance;
+    cuda::CudaProgramStats distance_stats;
+    cuda::build_cuda_steps(g, at_distance, distance_stats, kSms, 90,
+                           with_skinny(SkinnyGemm::kAuto, distance));
+    std::vector<const cuda::CudaStep*> skinny;
+    for (const cuda::CudaStep& s : (distance == 1 ? state : at_distance).steps)
+      if (s.label.rfind("skinny GEMM", 0) == 0) skinny.push_back(&s);
+    ASSERT_EQ(skinny.size(), static_cast<size_t>(products));
+    for (size_t i = 0; i < skinny.size(); ++i) {
+      const size_t later = i + static_cast<size_t>(distance);
+      const bool has_next = distance > 0 && later < skinny.size();
+      EXPECT_EQ(skinny[i]->label.find("(next weights to L2") != std::string::npos, has_next)
+          << skinny[i]->label;
+      if (!has_next) continue;
+      const ValueId next_w = skinny[i]->buffers.back();
+      EXPECT_TRUE(g.value(next_w).is_constant()) << skinny[i]->label;
+      const std::vector<ValueId>& reads = skinny[later]->buffers;
+      EXPECT_NE(std::find(reads.begin(), reads.end(), next_w), reads.end()) << skinny[i]->label;
+      // ... and only that product's kernel (no other skinny kernel reads it as its own weight).
+      for (size_t j = 0; j < skinny.size(); ++j) {
+        if (j == later || j == i) continue;
+        const std::vector<ValueId>& other = skinny[j]->buffers;
+        const size_t own = other.size() - (j + distance < skinny.size() ? 1 : 0);
+        EXPECT_EQ(
+            std::find(other.begin(), other.begin() + static_cast<std::ptrdiff_t>(own), next_w),
+            other.begin() + static_cast<std::ptrdiff_t>(own))
+            << skinny[i]->label << " / " << skinny[j]->label;
+      }
+    }
   }
   // ln_1 and ln_2 of each layer are read by one product only (the QKV product, the MLP's
   // first): each goes into its product's kernel. ln_f's output is the model's output here (this

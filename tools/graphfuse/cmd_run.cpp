@@ -27,6 +27,7 @@ struct RunOptions {
   std::string programmatic_launch = "on";
   std::string intermediates = "rounded";
   int iterations = 10;
+  int skinny_prefetch = SessionOptions{}.skinny_prefetch_distance;
 };
 
 std::string compile_seconds_json(const CompileSeconds& c) {
@@ -136,6 +137,7 @@ int run_model(const RunOptions& o) {
                 "--skinny-gemm must be auto, always or off, not '" + o.skinny_gemm + "'");
   }
   session_options.skinny_gemm = *skinny_gemm;
+  session_options.skinny_prefetch_distance = o.skinny_prefetch;
   const std::optional<AttentionPath> attention = attention_path_from_name(o.attention);
   if (!attention) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -249,6 +251,11 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
          "--skinny-gemm", o->skinny_gemm,
          "auto: skinny GEMM kernels where they measured faster than cuBLASLt; always: for every "
          "GEMM of 1..16 rows; off: cuBLASLt for all (cuda)")
+      ->capture_default_str();
+  sub->add_option("--skinny-prefetch", o->skinny_prefetch,
+                  "each skinny GEMM kernel moves the weights of the skinny product this many later "
+                  "towards L2; 0: none (cuda)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option(
          "--attention", o->attention,

@@ -175,9 +175,7 @@ CudaProgram::CudaProgram(Graph graph, const CudaProgramOptions& options)
     phase_start = now;
   };
   CompileSeconds& seconds = stats_.compile_seconds;
-  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(),
-                   options.skinny_gemm, options.round_16bit_intermediates, options.attention,
-                   options.gemm_library);
+  build_cuda_steps(graph_, st, stats_, ctx.sm_count(), ctx.compute_capability(), options);
   lap(seconds.steps);
 
   // Weights the device steps read (through views too), once; and the library workspace.

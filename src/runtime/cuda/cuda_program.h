@@ -69,6 +69,9 @@ struct CudaProgramOptions {
   // Which decode-shaped GEMMs run as generated skinny GEMM kernels with their epilogue fused
   // (skinny_gemm_step.h); the rest run through cuBLASLt.
   SkinnyGemm skinny_gemm = SkinnyGemm::kAuto;
+  // How many skinny steps later the weights each skinny kernel prefetches belong to
+  // (SessionOptions::skinny_prefetch_distance; 0: none).
+  int skinny_prefetch_distance = 1;
   // Whose attention runs (SessionOptions::attention).
   AttentionPath attention = AttentionPath::kAuto;
   // Which library runs the products (SessionOptions::gemm_library).

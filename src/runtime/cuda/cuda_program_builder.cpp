@@ -59,17 +59,18 @@ namespace {
 class StepBuilder {
  public:
   StepBuilder(const Graph& g, CudaProgramState& state, CudaProgramStats& stats, int sm_count,
-              int compute_capability, SkinnyGemm skinny_gemm, bool round_16bit_intermediates,
-              AttentionPath attention, GemmLibrary gemm_library)
+              int compute_capability, const CudaProgramOptions& options)
       : g_(g),
         state_(state),
         stats_(stats),
-        skinny_gemm_(skinny_gemm),
-        attention_(attention),
-        gemm_steps_(g, state, stats, gemm_library, sm_count, compute_capability) {
+        skinny_gemm_(options.skinny_gemm),
+        skinny_prefetch_distance_(
+            static_cast<size_t>(std::max(options.skinny_prefetch_distance, 0))),
+        attention_(options.attention),
+        gemm_steps_(g, state, stats, options.gemm_library, sm_count, compute_capability) {
     emit_options_.sm_count = sm_count;
     emit_options_.compute_capability = compute_capability;
-    emit_options_.round_16bit_intermediates = round_16bit_intermediates;
+    emit_options_.round_16bit_intermediates = options.round_16bit_intermediates;
   }
 
   void build() {
@@ -266,9 +267,9 @@ class StepBuilder {
       }
     }
     // Each kernel starts the weight reads of a product after it (prefetch_next_weights).
-    for (size_t i = 0; i + kSkinnyPrefetchAhead < in_order.size(); ++i) {
-      prefetch_next_weights(skinny_steps_.at(in_order[i]),
-                            skinny_steps_.at(in_order[i + kSkinnyPrefetchAhead]),
+    const size_t distance = skinny_prefetch_distance_;
+    for (size_t i = 0; distance > 0 && i + distance < in_order.size(); ++i) {
+      prefetch_next_weights(skinny_steps_.at(in_order[i]), skinny_steps_.at(in_order[i + distance]),
                             emit_options_.sm_count);
     }
   }
@@ -442,6 +443,7 @@ class StepBuilder {
   CudaProgramState& state_;
   CudaProgramStats& stats_;
   SkinnyGemm skinny_gemm_;
+  size_t skinny_prefetch_distance_;
   AttentionPath attention_;
   GemmSteps gemm_steps_;
   std::map<int, SkinnyGemmStep> skinny_steps_;  // by GEMM group id (plan_skinny_gemms)
@@ -460,12 +462,8 @@ class StepBuilder {
 }  // namespace
 
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates, AttentionPath attention,
-                      GemmLibrary gemm_library) {
-  StepBuilder(g, state, stats, sm_count, compute_capability, skinny_gemm, round_16bit_intermediates,
-              attention, gemm_library)
-      .build();
+                      int sm_count, int compute_capability, const CudaProgramOptions& options) {
+  StepBuilder(g, state, stats, sm_count, compute_capability, options).build();
 }
 
 }  // namespace gf::cuda

@@ -134,15 +134,12 @@ struct CudaProgramState {
 // Turns the fusion plan of `g` into steps (kernels not yet compiled) and fills the step counts
 // of `stats`. Needs a current context for the library objects. `sm_count` and
 // `compute_capability` are the device's (grid sizes; which instructions the kernels may use).
-// `skinny_gemm`: which decode-shaped products run as skinny GEMM kernels (skinny_gemm_step.h)
-// instead of cuBLASLt. `round_16bit_intermediates`: SessionOptions' field of that name.
-// `attention` and `gemm_library`: SessionOptions' fields of those names (cuda_attention_step.h,
-// gemm_library_choice.h).
+// Of `options`, the choices of paths are read: skinny_gemm (which decode-shaped products run as
+// skinny GEMM kernels, skinny_gemm_step.h, instead of cuBLASLt), skinny_prefetch_distance,
+// round_16bit_intermediates, attention (cuda_attention_step.h) and gemm_library
+// (gemm_library_choice.h).
 void build_cuda_steps(const Graph& g, CudaProgramState& state, CudaProgramStats& stats,
-                      int sm_count, int compute_capability, SkinnyGemm skinny_gemm,
-                      bool round_16bit_intermediates = true,
-                      AttentionPath attention = AttentionPath::kAuto,
-                      GemmLibrary gemm_library = GemmLibrary::kAuto);
+                      int sm_count, int compute_capability, const CudaProgramOptions& options);
 
 // A kAttention step's operands at their addresses in the program's arena.
 SdpaBuffers attention_buffers(const Graph& g, const CudaProgramState& state, const CudaStep& step);

@@ -68,10 +68,8 @@ std::optional<SkinnyGemmStep> skinny_gemm_step(const Graph& g, const fusion::Gro
 // starts the reads of the one after it, whose blocks cannot start before its own have left their
 // SMs. Re-emits the kernel (same name) and adds the weight's table entry; nothing where
 // codegen::skinny_gemm_prefetches_next says no.
+// How many skinny steps later `next` is: SessionOptions::skinny_prefetch_distance
+// (bench_skinny_gemm --prefetch-ahead measures the distances).
 void prefetch_next_weights(SkinnyGemmStep& step, const SkinnyGemmStep& next, int sm_count);
-
-// How many skinny steps later `next` is: each kernel moves the weight of the step this many
-// after it (bench_skinny_gemm --prefetch-ahead measures other distances).
-inline constexpr size_t kSkinnyPrefetchAhead = 1;
 
 }  // namespace gf::cuda
