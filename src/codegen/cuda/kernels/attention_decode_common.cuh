@@ -179,20 +179,12 @@ static __device__ __forceinline__ void gf_decode_combine(const float* results, i
   // of Y, each element's maxima, sums and partial rows of all blocks loaded at once, so the
   // merge costs one round trip through distributed shared memory where block 0 merging every
   // element, the maxima first, took four (batch 1 over 4k keys, H100: 12.6-12.7 us queued against
-  // 12.8-12.9). The blocks are summed in rank order as before. Every block's shared memory must
-  // stay until all blocks have read it: a block arrives at the closing barrier once its reads are
-  // in registers and stores its elements of Y before it waits there, so the barrier's round trip
-  // and the stores overlap.
-  constexpr int kMergeStride = kDecodeThreads * kClusterBlocks;
-  constexpr int kMergeRounds = (kDecodeRows * kD + kMergeStride - 1) / kMergeStride;
-  float merged[kMergeRounds];
+  // 12.8-12.9). The blocks are summed in rank order as before; every block's shared memory stays
+  // until all are done.
   gf_cluster_sync();
-#pragma unroll
-  for (int round = 0; round < kMergeRounds; ++round) {
-    const int at = (int)(threadIdx.x * kClusterBlocks + rank) + round * kMergeStride;
-    merged[round] = 0.0f;
-    if (at >= kDecodeRows * kD) break;
-    const int r = at / kD;
+  for (int at = (int)(threadIdx.x * kClusterBlocks + rank); at < kDecodeRows * kD;
+       at += (int)(kDecodeThreads * kClusterBlocks)) {
+    const int r = at / kD, d = at % kD;
     float mc[kClusterBlocks], lc[kClusterBlocks], ac[kClusterBlocks];
 #pragma unroll
     for (uint32_t c = 0; c < kClusterBlocks; ++c) {
@@ -211,16 +203,9 @@ static __device__ __forceinline__ void gf_decode_combine(const float* results, i
       weighted += ac[c] * f;
     }
     // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
-    merged[round] = weighted / (sum == 0.0f ? 1.0f : sum);
-  }
-  gf_cluster_arrive();
-#pragma unroll
-  for (int round = 0; round < kMergeRounds; ++round) {
-    const int at = (int)(threadIdx.x * kClusterBlocks + rank) + round * kMergeStride;
-    if (at >= kDecodeRows * kD) break;
-    const int r = at / kD, d = at % kD;
     const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
-    y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] = gf_store(merged[round]);
+    y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] =
+        gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
   }
-  gf_cluster_wait();
+  gf_cluster_sync();
 }

@@ -16,15 +16,6 @@ static __device__ __forceinline__ void gf_cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// gf_cluster_sync in two halves, for work between them: every thread arrives (its writes, and
-// its reads of other blocks' shared memory, done before), then waits for all others' arrivals.
-static __device__ __forceinline__ void gf_cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-static __device__ __forceinline__ void gf_cluster_wait() {
-  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
 static __device__ __forceinline__ uint32_t gf_cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
