@@ -240,40 +240,6 @@ TEST(SkinnyGemmCodegen, InputAddressesAreReadBeforeTheWaitOnlyWhenStable) {
 // A kernel given the next kernel's weights (next_w_bytes, next_w_up_bytes) takes their
 // addresses as its last two buffers and moves them towards L2 before its wait, in every layout;
 // without them its buffers and its prefetches are as before.
-// With a row norm on CUDA cores, A's rows are read once into registers by every warp, which
-// computes their statistics itself, where a lane's pieces of them are few (at most 8 whole
-// 16-byte pieces): no block barrier after the wait. More pieces: one warp per row computes them
-// into shared memory, and the block waits for it.
-TEST(SkinnyGemmCodegen, ARowNormOfFewPiecesNeedsNoBlockBarrierAfterTheWait) {
-  const auto barrier_after_wait = [](const SkinnyGemmSpec& s) {
-    const std::string ptx = ptx_for_sm90(codegen::emit_skinny_gemm_kernel(s, "k", 132).source);
-    const size_t wait = ptx.find("griddepcontrol.wait");
-    EXPECT_NE(wait, std::string::npos);
-    return ptx.find("bar.sync", wait) != std::string::npos ||
-           ptx.find("barrier.sync", wait) != std::string::npos;
-  };
-  struct Case {
-    DType dtype;
-    int64_t m, k;
-    codegen::SkinnyRowNorm norm;
-    bool held;
-  };
-  for (const Case& c :
-       {Case{DType::kF16, 1, 768, codegen::SkinnyRowNorm::kLayerNorm, true},      // 3 pieces
-        Case{DType::kF32, 1, 768, codegen::SkinnyRowNorm::kRmsNorm, true},        // 6
-        Case{DType::kBF16, 2, 1024, codegen::SkinnyRowNorm::kLayerNorm, true},    // 2 x 4
-        Case{DType::kF16, 1, 4096, codegen::SkinnyRowNorm::kRmsNorm, false},      // 16
-        Case{DType::kF16, 1, 770, codegen::SkinnyRowNorm::kLayerNorm, false}}) {  // not whole
-    SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " m " + std::to_string(c.m) + " k " +
-                 std::to_string(c.k));
-    SkinnyGemmSpec s = product(c.dtype, c.m, 2304, c.k, true);
-    s.math = codegen::SkinnyMath::kCudaCores;
-    s.row_norm = c.norm;
-    s.row_norm_bias = c.norm == codegen::SkinnyRowNorm::kLayerNorm;
-    EXPECT_EQ(barrier_after_wait(s), !c.held);
-  }
-}
-
 TEST(SkinnyGemmCodegen, NextKernelsWeightsAreMovedTowardsL2BeforeTheWait) {
   const auto prefetches_before_wait = [](const SkinnyGemmSpec& s) {
     const std::string ptx = ptx_for_sm90(codegen::emit_skinny_gemm_kernel(s, "k", 132).source);

@@ -25,34 +25,6 @@ static __device__ __forceinline__ void gf_accumulate_rows(const gf_t* a, int k0,
   }
 }
 
-// As gf_accumulate_rows, with piece p of A's rows from registers (gf_row_statistics_held) and
-// their statistics from mean / rstd.
-static __device__ __forceinline__ void gf_accumulate_held_rows(const uint4* aq, int p,
-                                                               const float* mean, const float* rstd,
-                                                               const float* wv, const float* uv,
-                                                               const float* sv, const float* bv,
-                                                               float* acc, float* acc_up) {
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-    float av[kVec];
-    gf_unpack(aq[m * kRowPieces + p], av);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i)
-      av[i] = gf_to_f32(gf_from_f32((av[i] - mean[m]) * rstd[m] * sv[i] + bv[i]));
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) {
-      acc[m] = __fmaf_rn(av[i], wv[i], acc[m]);
-      if (kGated) acc_up[m] = __fmaf_rn(av[i], uv[i], acc_up[m]);
-    }
-  }
-}
-
-// A row norm's input pieces held in registers by every warp (gf_row_statistics_held) where they
-// are few: whole 16-byte pieces, at most 8 a lane.
-constexpr bool kNormAInRegisters =
-    kRowNorm != 0 && kVectorLoads && kK % kVec == 0 && kM * kRowPieces <= 8;
-constexpr int kHeldPieces = kNormAInRegisters ? kM * kRowPieces : 1;
-
 // W is [n, k]: warp w of the grid computes column w.
 extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) {
   const gf_t* w = static_cast<const gf_t*>(buffers[kBufW]);
@@ -109,13 +81,7 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     for (int m = 0; m < kM; ++m)
       residual[m] = kStableInputAddresses ? gf_residual_at(residual_early, m, col) : gf_residual_at(buffers, m, col);
   }
-  uint4 aq[kHeldPieces];
-  float a_mean[kNormAInRegisters ? kM : 1], a_rstd[kNormAInRegisters ? kM : 1];
-  if constexpr (kNormAInRegisters) {
-    gf_row_statistics_held(a, aq, a_mean, a_rstd);
-  } else if (kRowNorm != 0) {
-    gf_row_statistics(a);
-  }
+  if (kRowNorm != 0) gf_row_statistics(a);
   if (col >= kN) return;
   float acc[kM], acc_up[kM];
 #pragma unroll
@@ -135,29 +101,10 @@ extern "C" __global__ void __launch_bounds__(256) GF_NAME(void* const* buffers) 
     } else {
       gf_load_norm(buffers, k0, kVec, sv, bv);
     }
-    if constexpr (kNormAInRegisters) {
-      gf_accumulate_held_rows(aq, p, a_mean, a_rstd, wv, uv, sv, bv, acc, acc_up);
-    } else {
-      gf_accumulate_rows(a, k0, wv, uv, sv, bv, kVec, acc, acc_up);
-    }
-  }
-  // The pieces after the preloaded ones: with A held, unrolled (its registers are indexed by
-  // the piece), every piece whole.
-  if constexpr (kNormAInRegisters) {
-#pragma unroll
-    for (int p = kPreloadPieces; p < kRowPieces; ++p) {
-      const int k0 = (p * 32 + lane) * kVec;
-      if (k0 >= kK) break;
-      float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
-      gf_load_vec(wrow + k0, wv, kVec);
-      if (kGated) gf_load_vec(wurow + k0, uv, kVec);
-      gf_load_norm(buffers, k0, kVec, sv, bv);
-      gf_accumulate_held_rows(aq, p, a_mean, a_rstd, wv, uv, sv, bv, acc, acc_up);
-    }
+    gf_accumulate_rows(a, k0, wv, uv, sv, bv, kVec, acc, acc_up);
   }
 #pragma unroll 4
-  for (int k0 = (kPreloadPieces * 32 + lane) * kVec; !kNormAInRegisters && k0 < kK;
-       k0 += 32 * kVec) {
+  for (int k0 = (kPreloadPieces * 32 + lane) * kVec; k0 < kK; k0 += 32 * kVec) {
     const int valid = kK - k0 < kVec ? kK - k0 : kVec;
     float wv[kVec], uv[kVec], sv[kVec], bv[kVec];
     gf_load_vec(wrow + k0, wv, valid);

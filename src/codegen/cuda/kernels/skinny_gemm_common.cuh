@@ -166,49 +166,6 @@ static __device__ __forceinline__ void gf_row_statistics(const gf_t* x) {
   __syncthreads();
 }
 
-// Where A's rows are normalized and the pieces of them a lane multiplies are few
-// (kNormAInRegisters, skinny_gemm.cuh), every warp reads those pieces once into
-// registers (piece p of row m at aq[m * kRowPieces + p], zeros past K) and computes each row's
-// statistics from them: no second read of A and no block barrier after the wait. The sums run
-// in the order gf_row_sum takes, so the statistics are the same as gf_row_statistics'.
-static __device__ __forceinline__ void gf_row_statistics_held(const gf_t* a, uint4* aq, float* mean,
-                                                              float* rstd) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-#pragma unroll
-    for (int p = 0; p < kRowPieces; ++p) {
-      const int k0 = (p * 32 + lane) * kVec;
-      aq[m * kRowPieces + p] = k0 < kK
-                                   ? __ldg(reinterpret_cast<const uint4*>(a + (int64_t)m * kK + k0))
-                                   : make_uint4(0u, 0u, 0u, 0u);
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < kM; ++m) {
-    float s = 0.0f, q = 0.0f;
-    if (kRowNorm == 1) {
-#pragma unroll
-      for (int p = 0; p < kRowPieces; ++p) {
-        float v[kVec];
-        gf_unpack(aq[m * kRowPieces + p], v);
-#pragma unroll
-        for (int i = 0; i < kVec; ++i) s += v[i];
-      }
-    }
-    mean[m] = kRowNorm == 1 ? gf_warp_sum(s) / (float)kK : 0.0f;
-#pragma unroll
-    for (int p = 0; p < kRowPieces; ++p) {
-      float v[kVec];
-      gf_unpack(aq[m * kRowPieces + p], v);
-      const bool inside = (p * 32 + lane) * kVec < kK;
-#pragma unroll
-      for (int i = 0; i < kVec; ++i) q += inside ? (v[i] - mean[m]) * (v[i] - mean[m]) : 0.0f;
-    }
-    rstd[m] = 1.0f / sqrtf(gf_warp_sum(q) / (float)kK + kRowNormEpsilon);
-  }
-}
-
 // The row norm's scale and bias (zeros without one) from element k0 on.
 static __device__ __forceinline__ void gf_load_norm(void* const* buffers, int k0, int valid, float* sv, float* bv) {
 #pragma unroll
