@@ -295,6 +295,10 @@ class Bench {
                   "--programmatic-launch must be on or off, not '" + o_.programmatic_launch + "'");
     }
     so.programmatic_launch = o_.programmatic_launch == "on";
+    if (o_.skinny_prefetch < 0) {
+      throw Error(ErrorCode::kInvalidArgument, "--skinny-prefetch must be at least 0, not " +
+                                                   std::to_string(o_.skinny_prefetch));
+    }
     so.skinny_prefetch_distance = o_.skinny_prefetch;
     if (o_.early_setup != "on" && o_.early_setup != "off") {
       throw Error(ErrorCode::kInvalidArgument,
@@ -461,7 +465,6 @@ int bench_main(int argc, char** argv) {
   app.add_option("--skinny-prefetch", o.skinny_prefetch,
                  "skinny GEMM kernels move the weights of the skinny product this many later "
                  "towards L2 (0: none)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--iters", o.iters, "timed runs per pass (0: compile, run once and write outputs)")
       ->capture_default_str();

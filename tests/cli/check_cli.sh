@@ -118,6 +118,8 @@ check run_mode_bad 1 "^error: --mode must be eager or graph, not 'fast'" -- run 
 check run_programmatic_launch_bad 1 "^error: --programmatic-launch must be on or off, not 'maybe'" -- run "$tmp/relu.onnx" --programmatic-launch maybe
 check run_compile_seconds_json 0 '"compile_seconds": \{"passes": [0-9.]+, "steps": 0.000000, "libraries": 0.000000, ' -- run "$tmp/relu.onnx" --programmatic-launch off --iterations 1 --json /dev/stdout
 check run_skinny_gemm_bad 1 "^error: --skinny-gemm must be auto, always or off, not 'on'" -- run "$tmp/relu.onnx" --skinny-gemm on
+check run_skinny_prefetch_bad 1 "^error: --skinny-prefetch must be at least 0, not -1" -- run "$tmp/relu.onnx" --skinny-prefetch -1
+check run_skinny_prefetch_2 0 'output y: f32\[2,3\]' -- run "$tmp/relu.onnx" --skinny-prefetch 2 --iterations 1
 check run_attention_bad 1 "^error: --attention must be auto, generated or cudnn, not 'flash'" -- run "$tmp/relu.onnx" --attention flash
 check run_gemm_library_bad 1 "^error: --gemm-library must be auto, cublaslt, cudnn, timed or generated, not 'cublas'" -- run "$tmp/relu.onnx" --gemm-library cublas
 check run_intermediates_bad 1 "^error: --intermediates must be rounded or f32, not 'f16'" -- run "$tmp/relu.onnx" --intermediates f16

@@ -137,6 +137,10 @@ int run_model(const RunOptions& o) {
                 "--skinny-gemm must be auto, always or off, not '" + o.skinny_gemm + "'");
   }
   session_options.skinny_gemm = *skinny_gemm;
+  if (o.skinny_prefetch < 0) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--skinny-prefetch must be at least 0, not " + std::to_string(o.skinny_prefetch));
+  }
   session_options.skinny_prefetch_distance = o.skinny_prefetch;
   const std::optional<AttentionPath> attention = attention_path_from_name(o.attention);
   if (!attention) {
@@ -255,7 +259,6 @@ void add_run_command(CLI::App& app, std::vector<Command>& commands) {
   sub->add_option("--skinny-prefetch", o->skinny_prefetch,
                   "each skinny GEMM kernel moves the weights of the skinny product this many later "
                   "towards L2; 0: none (cuda)")
-      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option(
          "--attention", o->attention,
