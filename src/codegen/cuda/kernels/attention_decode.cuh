@@ -68,6 +68,7 @@ static __device__ __forceinline__ void gf_attention_decode(void* const* buffers)
   const int team_lane = lane % kLanesPerKey;  // this lane's dims: 8 * team_lane ...
   const int team = lane / kLanesPerKey;
   const uint32_t rank = gf_cluster_rank();
+  gf_cluster_arrive_relaxed();  // waited for in gf_decode_combine, before its first remote store
   const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
   const int64_t b = group / kHkv;

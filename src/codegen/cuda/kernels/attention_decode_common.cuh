@@ -8,9 +8,9 @@
 // registers to hold them, and no warp waits on another before its keys are done. Each warp
 // keeps a running max, sum and weighted sum of V per row (online softmax in f32, log2 units)
 // and leaves them in its ring; the warps of a block are merged through shared memory, and the
-// blocks of the cluster by all of them, each reading its share of Y's elements from every
-// block's shared memory (distributed shared memory, sm_90) and writing it. No workspace and one
-// launch.
+// blocks of the cluster by all of them: each block stores its partials into the shared memory of
+// the block that owns those elements of Y (distributed shared memory, sm_90), which merges and
+// writes them. No workspace and one launch.
 //
 // Needs from the emitter: attention_common.cuh and cluster.cuh before it, gf_elem / gf_load /
 // gf_store, gf_mask_elem, the constants of attention_common.cuh and kB, kHq, kGroup, kSq, kSkv, kD
@@ -151,14 +151,26 @@ static __device__ __forceinline__ void gf_decode_stream(gf_elem* ring, const gf_
 
 // Merges the warps' results (warp w's at results + w * stride floats: kRows maxima, kRows sums,
 // then kRows rows of kD) into this block's, then the cluster's, which the blocks write to Y
-// together.
-// Called by every thread of every block of the cluster, after the warps' results are written.
+// together. Called by every thread of every block of the cluster, after the warps' results are
+// written, by threads that called gf_cluster_arrive_relaxed at entry.
+//
+// Block `rank` owns every kClusterBlocks-th element of Y (those at rank modulo the cluster).
+// Each block pushes its merged partials straight into their owners' inboxes (distributed shared
+// memory stores) and the maxima and sums of every row into all of them; one cluster barrier
+// later each owner merges its elements from its own shared memory and writes them. Pulling the
+// partials instead (each owner loading them from every block after a barrier) took a round trip
+// more, and a second barrier so that no block left while others still read its shared memory.
+constexpr int kDecodeShare =
+    (kDecodeRows * (int)kD + (int)kClusterBlocks - 1) / (int)kClusterBlocks;
 static __device__ __forceinline__ void gf_decode_combine(const float* results, int64_t stride,
                                                          gf_elem* y, int64_t b, int64_t kv_h,
                                                          uint32_t rank) {
-  __shared__ float gf_block_m[kDecodeRows], gf_block_l[kDecodeRows];
-  __shared__ float gf_block_acc[kDecodeRows * kD];
+  // Block c's partials for this block's elements: maxima and sums of every row, and the
+  // weighted rows' elements this block owns, at element / kClusterBlocks.
+  __shared__ float gf_inbox_m[kClusterBlocks][kDecodeRows], gf_inbox_l[kClusterBlocks][kDecodeRows];
+  __shared__ float gf_inbox_acc[kClusterBlocks][kDecodeShare];
   __syncthreads();
+  gf_cluster_wait();  // every block of the cluster has started: its inbox may be written
   // The warps of this block: one thread per (row, dim), the row's max and sum alongside.
   for (int at = threadIdx.x; at < kDecodeRows * kD; at += kDecodeThreads) {
     const int r = at / kD;
@@ -171,41 +183,36 @@ static __device__ __forceinline__ void gf_decode_combine(const float* results, i
       sum += res[kDecodeRows + r] * f;
       weighted += res[2 * kDecodeRows + at] * f;
     }
-    gf_block_acc[at] = weighted;
-    if (at % kD == 0) gf_block_m[r] = mx, gf_block_l[r] = sum;
+    gf_cluster_store(&gf_inbox_acc[rank][at / kClusterBlocks], (uint32_t)(at % kClusterBlocks),
+                     weighted);
+    if (at % kD == 0) {
+#pragma unroll
+      for (uint32_t c = 0; c < kClusterBlocks; ++c) {
+        gf_cluster_store(&gf_inbox_m[rank][r], c, mx);
+        gf_cluster_store(&gf_inbox_l[rank][r], c, sum);
+      }
+    }
   }
-
-  // The blocks of the cluster, all of them: block `rank` merges every kClusterBlocks-th element
-  // of Y, each element's maxima, sums and partial rows of all blocks loaded at once, so the
-  // merge costs one round trip through distributed shared memory where block 0 merging every
-  // element, the maxima first, took four (batch 1 over 4k keys, H100: 12.6-12.7 us queued against
-  // 12.8-12.9). The blocks are summed in rank order as before; every block's shared memory stays
-  // until all are done.
-  gf_cluster_sync();
+  gf_cluster_sync();  // every block's partials are in their owners' inboxes
+  // This block's elements, the blocks summed in rank order (results are bitwise repeatable).
   for (int at = (int)(threadIdx.x * kClusterBlocks + rank); at < kDecodeRows * kD;
        at += (int)(kDecodeThreads * kClusterBlocks)) {
-    const int r = at / kD, d = at % kD;
-    float mc[kClusterBlocks], lc[kClusterBlocks], ac[kClusterBlocks];
-#pragma unroll
-    for (uint32_t c = 0; c < kClusterBlocks; ++c) {
-      mc[c] = gf_cluster_load(&gf_block_m[r], c);
-      lc[c] = gf_cluster_load(&gf_block_l[r], c);
-      ac[c] = gf_cluster_load(&gf_block_acc[at], c);
-    }
+    const int r = at / kD, d = at % kD, slot = at / (int)kClusterBlocks;
     float mx = gf_neg_inf();
 #pragma unroll
-    for (uint32_t c = 0; c < kClusterBlocks; ++c) mx = fmaxf(mx, mc[c]);
+    for (uint32_t c = 0; c < kClusterBlocks; ++c) mx = fmaxf(mx, gf_inbox_m[c][r]);
     float sum = 0.0f, weighted = 0.0f;
 #pragma unroll
     for (uint32_t c = 0; c < kClusterBlocks; ++c) {
-      const float f = mc[c] == gf_neg_inf() ? 0.0f : exp2f(mc[c] - mx);
-      sum += lc[c] * f;
-      weighted += ac[c] * f;
+      const float mc = gf_inbox_m[c][r];
+      const float f = mc == gf_neg_inf() ? 0.0f : exp2f(mc - mx);
+      sum += gf_inbox_l[c][r] * f;
+      weighted += gf_inbox_acc[c][slot] * f;
     }
     // No key with a finite bias (or no keys): a zero row, as the reference's sum 0 -> 1.
     const int64_t h = kv_h * kGroup + r / kSq, i = r % kSq;
     y[b * kYStrideB + h * kYStrideH + i * kYStrideS + d] =
         gf_store(weighted / (sum == 0.0f ? 1.0f : sum));
   }
-  gf_cluster_sync();
+  // No barrier before leaving: after the one above no block touches another's shared memory.
 }

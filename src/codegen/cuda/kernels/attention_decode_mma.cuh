@@ -41,6 +41,7 @@ static __device__ __forceinline__ void gf_attention_decode_mma(void* const* buff
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;  // the fragment row (and row + 8) and column pair
   const uint32_t rank = gf_cluster_rank();
+  gf_cluster_arrive_relaxed();  // waited for in gf_decode_combine, before its first remote store
   const int64_t group = blockIdx.x / kClusterBlocks;  // (batch, key/value head)
   const int64_t kv_h = group % kHkv;
   const int64_t b = group / kHkv;
