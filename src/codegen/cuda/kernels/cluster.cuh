@@ -1,5 +1,6 @@
-// Thread-block cluster helpers (sm_90): a block's rank in its cluster, the cluster-wide barrier,
-// and a read of another block's shared memory (distributed shared memory). For kernels whose
+// Thread-block cluster helpers (sm_90): a block's rank in its cluster, the cluster-wide barrier
+// (whole, or in two halves), and a read or write of another block's shared memory (distributed
+// shared memory). For kernels whose
 // entry carries __cluster_dims__ (split-KV decode attention, the tensor-core skinny GEMM).
 
 // A float at `local` (this block's shared memory) in the shared memory of cluster block `rank`.
