@@ -1,7 +1,7 @@
 // Thread-block cluster helpers (sm_90): a block's rank in its cluster, the cluster-wide barrier
 // (whole, or in two halves), and a read or write of another block's shared memory (distributed
-// shared memory). For kernels whose
-// entry carries __cluster_dims__ (split-KV decode attention, the tensor-core skinny GEMM).
+// shared memory). For kernels whose entry carries __cluster_dims__ (split-KV decode attention,
+// the tensor-core skinny GEMM).
 
 // A float at `local` (this block's shared memory) in the shared memory of cluster block `rank`.
 static __device__ __forceinline__ float gf_cluster_load(const float* local, uint32_t rank) {
